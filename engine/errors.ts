@@ -1,0 +1,69 @@
+/**
+ * One way to fail: every failure the engine reports is an EngineError with a
+ * stable `code`, a human `message` and an optional `cause`. Messages chain
+ * outer-first joined with ": " (spec build.md §1 "Error chains"), so a wrapper
+ * adds only its own stage text and keeps the cause intact.
+ */
+
+export type ErrorCode =
+  | 'usage' // bad command line: exit 2
+  | 'load' // project path, config file, discovery, front-matter, load-time validation
+  | 'config' // config file content (env substitution, defaults validation)
+  | 'compile' // render, DAG, selectors
+  | 'select'
+  | 'target' // no target, unknown connection, unsupported type
+  | 'connection' // cannot connect
+  | 'node' // a node failed while running
+  | 'cancelled'
+  | 'internal';
+
+export class EngineError extends Error {
+  readonly code: ErrorCode;
+  override readonly cause?: unknown;
+
+  constructor(code: ErrorCode, message: string, cause?: unknown) {
+    super(message);
+    this.name = 'EngineError';
+    this.code = code;
+    if (cause !== undefined) this.cause = cause;
+  }
+
+  /** Wraps `cause` under a stage prefix, keeping the cause's code unless `code` is given. */
+  static wrap(prefix: string, cause: unknown, code?: ErrorCode): EngineError {
+    const inner = cause instanceof EngineError ? cause.code : 'internal';
+    return new EngineError(code ?? inner, prefix, cause);
+  }
+}
+
+/** The whole chain as one line-joined text: `outer: inner: innermost`. */
+export function errorChain(err: unknown): string {
+  const parts: string[] = [];
+  let cur: unknown = err;
+  while (cur !== undefined && cur !== null) {
+    if (cur instanceof Error) {
+      parts.push(cur.message);
+      cur = cur instanceof EngineError ? cur.cause : undefined;
+    } else {
+      parts.push(String(cur));
+      cur = undefined;
+    }
+  }
+  return parts.filter((p) => p !== '').join(': ');
+}
+
+/** The code of the outermost EngineError in a chain ('internal' otherwise). */
+export function errorCode(err: unknown): ErrorCode {
+  return err instanceof EngineError ? err.code : 'internal';
+}
+
+/** JSON-safe form used when an error crosses a thread or process boundary. */
+export interface SerializedError {
+  readonly name: string;
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly retryable: boolean;
+}
+
+export function serializeError(err: unknown, retryable = false): SerializedError {
+  return { name: err instanceof Error ? err.name : 'Error', code: errorCode(err), message: errorChain(err), retryable };
+}
