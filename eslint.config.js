@@ -11,7 +11,7 @@ export default tseslint.config(
     files: ['**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
-      'import-x/resolver': { typescript: false, node: { extensions: ['.ts', '.js'] } },
+      'import-x/resolver': { node: { extensions: ['.ts', '.js'] } },
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
     },
     rules: {

@@ -291,17 +291,12 @@ test('a 10,000-node project selects in milliseconds', () => {
     selectNodes(big, ['m2-m9999'], []).length,
     selectNodes(big, ['layer3/*', 'tag:third+1', 'm1*'], ['config.mode:view']).length,
   ];
-  // First pass builds the per-graph index and warms the JIT (~60 ms cold);
-  // warm, all five selections take ~20 ms on the development machine.
   const third = (i: number): boolean => i % 3 === 0;
   let mixed = 0;
   for (let i = 0; i < count; i++) {
     const childOfThird = i > 0 && (third(Math.floor(i / 2)) || third(i - 1));
     if (i % 10 === 3 || third(i) || childOfThird || String(i).startsWith('1')) mixed++;
   }
+  // Speed is measured in bench/, not asserted here (no wall-clock in tests).
   assert.deepEqual(run(), [count, count, count - 5000, count - 2, mixed]);
-  const started = performance.now();
-  run();
-  const elapsed = performance.now() - started;
-  assert.ok(elapsed < 200, `selection took ${elapsed.toFixed(1)} ms`);
 });
