@@ -1,0 +1,30 @@
+/**
+ * Where the CLI writes, and how it reports a failure (build.md §14.3, §15.1):
+ * `fatal: <error chain>` and exit 1, or for usage errors `error: <message>`,
+ * the usage hint and exit 2.
+ */
+import { EngineError, errorChain } from '../engine/errors.js';
+
+export interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+export const processIo: Io = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+};
+
+export function printUsageError(message: string, command: string | undefined, io: Io): number {
+  io.err(`error: ${message}\nRun 'service build${command ? ` ${command}` : ''} --help' for usage.\n`);
+  return 2;
+}
+
+/** Prints `fatal: …` (several errors joined by `; `, each under its prefix) and returns the exit code. */
+export function printFatal(err: unknown, io: Io, prefixes?: readonly string[], command?: string): number {
+  const list = Array.isArray(err) ? err : [err];
+  if (list.length === 1 && list[0] instanceof EngineError && list[0].code === 'usage' && !prefixes) return printUsageError(list[0].message, command, io);
+  const text = list.map((e, i) => (prefixes?.[i] ? `${prefixes[i]}: ${errorChain(e)}` : errorChain(e))).join('; ');
+  io.err(`fatal: ${text}\n`);
+  return 1;
+}

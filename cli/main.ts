@@ -1,0 +1,55 @@
+/**
+ * The `service` program. Command groups are message producers over the
+ * engine (DESIGN.md): `service build …` parses its arguments strictly (exact
+ * usage errors, exit 2) and runs the build stages. sade holds the program's
+ * command table and renders the top-level help.
+ */
+import sade from 'sade';
+import { EngineError } from '../engine/errors.js';
+import { parseBuildArgs } from './build/args.js';
+import { buildCommand } from './build/command.js';
+import { buildHelp, commandHelp } from './build/help.js';
+import { printUsageError, processIo, type Io } from './io.js';
+
+const VERSION = '0.1.0';
+
+function program() {
+  const prog = sade('service').version(VERSION);
+  prog.command('build <command> [path]', 'Compile and run SQL models: run, list, test, compile').example('build run examples/shop');
+  return prog;
+}
+
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const [group, ...rest] = argv;
+  if (group === 'build') {
+    let args;
+    try {
+      args = parseBuildArgs(rest);
+    } catch (err) {
+      if (err instanceof EngineError && err.code === 'usage') {
+        const cmd = rest[0] && !rest[0].startsWith('-') && ['run', 'list', 'test', 'compile'].includes(rest[0]) ? rest[0] : undefined;
+        return printUsageError(err.message, cmd, io);
+      }
+      throw err;
+    }
+    if (args.command === undefined) {
+      io.out(buildHelp());
+      return 0;
+    }
+    if (args.help) {
+      io.out(commandHelp(args.command));
+      return 0;
+    }
+    return buildCommand(args, io);
+  }
+  if (group === undefined || group === '--help' || group === '-h' || group === 'help') {
+    program().help();
+    return 0;
+  }
+  if (group === '--version' || group === '-v') {
+    io.out(`service, ${VERSION}\n`);
+    return 0;
+  }
+  io.err(`error: unknown command "${group}"\nRun 'service --help' for usage.\n`);
+  return 2;
+}

@@ -1,0 +1,199 @@
+/**
+ * compile: a loaded project → rendered models, the DAG in Kahn order, and
+ * the graph the selectors work on (build.md §6, §12). Pure apart from the
+ * logger: no database access. Failures come back as
+ * `could not compile build project: …`.
+ */
+import { EngineError } from '../errors.js';
+import type { Graph, GraphNode } from '../dag/graph.js';
+import { topoOrder } from '../dag/order.js';
+import { selectNodes } from '../dag/select.js';
+import type { Logger } from '../log.js';
+import type { DataTest } from '../project/data-tests.js';
+import type { ModelSource, Project, SeedSource } from '../project/load.js';
+import type { ModelConfig } from '../project/model-config.js';
+import { suggestions } from '../suggest.js';
+import { createNunjucksEngine } from '../template/nunjucks-engine.js';
+import { macroScopes } from './macros.js';
+import { NodeIndex } from './node-index.js';
+import { DEFAULT_INCREMENTAL, prepareTemplate, renderModel, type RenderEnv } from './render-model.js';
+
+export type TargetType = 'postgres' | 'duckdb' | '';
+
+export interface CompiledModel {
+  readonly kind: 'model';
+  readonly name: string;
+  readonly source: ModelSource;
+  /** Effective config (defaults, front-matter, config()). */
+  readonly config: ModelConfig;
+  readonly tests: readonly DataTest[];
+  readonly sql: string;
+  readonly pre: readonly string[];
+  readonly post: readonly string[];
+  /** Original-case names of every dependency, sorted (code point). */
+  readonly dependencies: readonly string[];
+  /** Template text ready for a re-render at run time (§8.2). */
+  readonly template: string;
+}
+
+export interface CompiledSeed {
+  readonly kind: 'seed';
+  readonly name: string;
+  readonly source: SeedSource;
+  readonly dependencies: readonly string[];
+}
+
+export type CompiledNode = CompiledModel | CompiledSeed;
+
+export interface CompiledProject {
+  readonly project: Project;
+  /** Enabled nodes in DAG order. */
+  readonly nodes: readonly CompiledNode[];
+  readonly graph: Graph;
+  readonly target: { readonly name: string; readonly type: TargetType };
+  /** Renders models again (incremental runs) with the same names, vars and macros. */
+  readonly env: RenderEnv;
+}
+
+export interface CompileOptions {
+  readonly logger: Logger;
+  readonly targetName: string;
+  readonly targetType: TargetType;
+  readonly stepEnv?: Readonly<Record<string, string>>;
+  /** `--full-refresh`: every selected model's resolved mode is full-refresh (§5.5). */
+  readonly fullRefresh?: boolean;
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export function compileProject(project: Project, opts: CompileOptions): CompiledProject {
+  try {
+    return compileInner(project, opts);
+  } catch (err) {
+    throw EngineError.wrap('could not compile build project', err, 'compile');
+  }
+}
+
+function compileInner(project: Project, opts: CompileOptions): CompiledProject {
+  const index = new NodeIndex([
+    ...project.models.map((m) => ({ name: m.name, kind: 'model' as const, file: m.file, naming: m.naming })),
+    ...project.seeds.map((s) => ({ name: s.name, kind: 'seed' as const, file: s.file, naming: s.naming })),
+  ]);
+  const env: RenderEnv = {
+    engine: createNunjucksEngine(),
+    index,
+    macros: macroScopes(project.macros, opts.logger),
+    vars: project.settings.vars,
+    target: { name: opts.targetName, type: opts.targetType, schema: project.settings.naming === 'dev' ? project.settings.devSchema! : 'public' },
+    logger: opts.logger,
+    stepEnv: opts.stepEnv,
+  };
+  const byKey = new Map<string, CompiledNode>();
+  const deps = new Map<string, string[]>();
+  const disabled = new Set<string>();
+  const models: CompiledModel[] = [];
+  try {
+    for (const m of project.models) models.push(compileModel(env, m));
+  } catch (err) {
+    throw EngineError.wrap('could not compile models', err, 'compile');
+  }
+  for (const c of models) {
+    if (!c.config.enabled) disabled.add(c.name.toLowerCase());
+  }
+  for (const c of models) {
+    if (disabled.has(c.name.toLowerCase())) continue;
+    checkTargetLimits(c.name, 'model', c.source.naming, opts.targetType);
+    byKey.set(c.name.toLowerCase(), c);
+  }
+  for (const s of project.seeds) {
+    checkTargetLimits(s.name, 'seed', s.naming, opts.targetType);
+    byKey.set(s.name.toLowerCase(), { kind: 'seed', name: s.name, source: s, dependencies: [] });
+  }
+  const finalModels = models.filter((c) => !disabled.has(c.name.toLowerCase())).map((c) => withoutDisabledDeps(c, disabled));
+  for (const c of finalModels) byKey.set(c.name.toLowerCase(), c);
+  for (const [k, n] of byKey) deps.set(k, n.dependencies.map((d) => d.toLowerCase()));
+  let order: string[];
+  try {
+    order = topoOrder([...byKey.values()].map((n) => n.name), deps);
+  } catch (err) {
+    throw EngineError.wrap('could not build dependency graph', err, 'compile');
+  }
+  const nodes = order.map((name) => byKey.get(name.toLowerCase())!);
+  const graph: Graph = { nodes: nodes.map((n) => graphNode(n, opts.fullRefresh === true)), deps, disabled };
+  return { project, nodes, graph, target: { name: opts.targetName, type: opts.targetType }, env };
+}
+
+function compileModel(env: RenderEnv, m: ModelSource): CompiledModel {
+  const prepared = prepareTemplate(env, m);
+  const r = renderModel(env, m, prepared, DEFAULT_INCREMENTAL);
+  const depNames = new Set([...r.deps].map((k) => env.index.resolve(k)!.name));
+  // relationships tests add an edge parent -> child (§10.1).
+  for (const [i, t] of m.tests.entries()) {
+    if (t.kind !== 'relationships') continue;
+    const parent = env.index.resolve(t.to);
+    if (!parent) {
+      const hint = suggestions(t.to, env.index.all.map((n) => ({ name: n.name, file: n.file })));
+      throw new EngineError('compile', `model '${m.name}' test ${i + 1}: relationships.to: ref('${t.to}') not found.${hint}`);
+    }
+    if (parent.name.toLowerCase() !== m.name.toLowerCase()) depNames.add(parent.name);
+  }
+  return {
+    kind: 'model',
+    name: m.name,
+    source: m,
+    config: r.config,
+    tests: m.tests,
+    sql: r.sql,
+    pre: r.pre,
+    post: r.post,
+    dependencies: [...depNames].sort(cmp),
+    template: prepared.source,
+  };
+}
+
+/** Edges to disabled models vanish (§6.6). */
+function withoutDisabledDeps(c: CompiledModel, disabled: ReadonlySet<string>): CompiledModel {
+  if (!c.dependencies.some((d) => disabled.has(d.toLowerCase()))) return c;
+  return { ...c, dependencies: c.dependencies.filter((d) => !disabled.has(d.toLowerCase())) };
+}
+
+function checkTargetLimits(name: string, kind: 'model' | 'seed', n: { database?: string; schema: string; name: string }, type: TargetType): void {
+  if (type !== 'postgres') return;
+  if (n.database) throw new EngineError('compile', `${kind} '${name}': database '${n.database}' is set but postgres does not support database.schema.table names`);
+  for (const part of [n.schema, n.name]) {
+    if (Buffer.byteLength(part, 'utf8') > 63) throw new EngineError('compile', `${kind} '${name}': identifier '${part}' exceeds 63 bytes`);
+  }
+}
+
+/** Resolved mode as list/compile/results show it (§5.5). */
+export function resolvedMode(n: CompiledNode, fullRefresh: boolean): string {
+  if (n.kind === 'seed') return 'full-refresh';
+  return fullRefresh ? 'full-refresh' : n.config.mode;
+}
+
+function graphNode(n: CompiledNode, fullRefresh: boolean): GraphNode {
+  const s = n.source;
+  const config: Record<string, unknown> = n.kind === 'model' ? { ...n.config, mode: resolvedMode(n, fullRefresh), materialized: resolvedMode(n, fullRefresh) } : {};
+  return {
+    name: n.name,
+    kind: n.kind,
+    prodName: s.naming.prodName,
+    fullName: s.naming.fullName,
+    file: s.file,
+    discoveryPath: s.rel,
+    tags: n.kind === 'model' ? n.config.tags : [],
+    config,
+  };
+}
+
+/** Selected nodes in DAG order (§12), with the `could not apply selectors` stage prefix on errors. */
+export function selectCompiled(cp: CompiledProject, include: readonly string[], exclude: readonly string[]): CompiledNode[] {
+  let picked: GraphNode[];
+  try {
+    picked = selectNodes(cp.graph, include, exclude);
+  } catch (err) {
+    throw EngineError.wrap('could not compile build project', EngineError.wrap('could not apply selectors', err, 'select'), 'select');
+  }
+  const byName = new Map(cp.nodes.map((n) => [n.name.toLowerCase(), n]));
+  return picked.map((g) => byName.get(g.name.toLowerCase())!);
+}

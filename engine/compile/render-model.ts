@@ -1,0 +1,144 @@
+/**
+ * One model through the templating pipeline (build.md §6.1): config blocks,
+ * macros, `@name`, Jinja render, trim, FROM/JOIN rewriting, statement split,
+ * dependency detection. The same function serves compile (default
+ * incremental context) and run time (re-render with `is_incremental()` true
+ * and a chunk's condition), so both see identical SQL.
+ */
+import { EngineError } from '../errors.js';
+import { lookupVar } from '../home-env.js';
+import type { Logger } from '../log.js';
+import type { ModelSource } from '../project/load.js';
+import { applyConfigCall, type ModelConfig } from '../project/model-config.js';
+import { nameParts } from '../project/naming.js';
+import { replaceAtNames } from '../sql/at-names.js';
+import { findTableRefs, renderName, rewriteTableRefs } from '../sql/rewrite-refs.js';
+import { splitModelSql } from '../sql/split-statements.js';
+import { suggestions } from '../suggest.js';
+import { callArgs } from '../template/call-args.js';
+import { rewriteConfigBlocks } from '../template/config-block.js';
+import type { TemplateEngine } from '../template/template-engine.js';
+import type { MacroScopes } from './macros.js';
+import type { IndexedNode, NodeIndex } from './node-index.js';
+
+export interface IncrementalContext {
+  readonly isIncremental: boolean;
+  /** SQL condition for incremental_where_cond(). */
+  readonly whereCond: string;
+  /** SQL literal for incremental_value(), or null. */
+  readonly value: string | null;
+}
+
+export const DEFAULT_INCREMENTAL: IncrementalContext = { isIncremental: false, whereCond: '1=1', value: null };
+
+export interface RenderEnv {
+  readonly engine: TemplateEngine;
+  readonly index: NodeIndex;
+  readonly macros: MacroScopes;
+  readonly vars: Readonly<Record<string, unknown>>;
+  readonly target: { readonly name: string; readonly type: string; readonly schema: string };
+  readonly logger: Logger;
+  readonly stepEnv?: Readonly<Record<string, string>>;
+}
+
+export interface RenderedModel {
+  readonly sql: string;
+  readonly pre: readonly string[];
+  readonly post: readonly string[];
+  /** Lower-cased names of the nodes this model depends on. */
+  readonly deps: ReadonlySet<string>;
+  /** The effective config after any config() call. */
+  readonly config: ModelConfig;
+}
+
+const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
+
+/** Template text before Jinja (§6.1 steps 3–5): cached per model by the caller. */
+export function prepareTemplate(env: RenderEnv, model: ModelSource): { source: string; atRefs: readonly IndexedNode[] } {
+  const self = model.name.toLowerCase();
+  const atRefs: IndexedNode[] = [];
+  const body = rewriteConfigBlocks(model.body);
+  const withAt = replaceAtNames(body, (ref) => {
+    const n = env.index.resolve(ref);
+    if (!n || n.name.toLowerCase() === self) return undefined;
+    atRefs.push(n);
+    return renderName(nameParts(n.naming), false);
+  });
+  return { source: env.macros.prefixFor(dirOf(model.rel)) + withAt.sql, atRefs };
+}
+
+export function renderModel(env: RenderEnv, model: ModelSource, prepared: ReturnType<typeof prepareTemplate>, incr: IncrementalContext): RenderedModel {
+  const deps = new Set<string>(prepared.atRefs.map((n) => n.name.toLowerCase()));
+  let config = model.config;
+  const self = model.name.toLowerCase();
+  const candidates = () => env.index.all.map((n) => ({ name: n.name, file: n.file }));
+  const ctx: Record<string, unknown> = {
+    ...env.vars,
+    ref: (...args: unknown[]) => {
+      const { positional } = callArgs(args);
+      if (positional.length === 0 || positional[0] === undefined || positional[0] === null || positional[0] === '') throw new EngineError('compile', 'ref() requires a model name argument');
+      const text = positional.length >= 2 ? positional.map(String).join('.') : String(positional[0]);
+      const n = env.index.resolve(text);
+      if (!n) throw new EngineError('compile', `ref('${text}') not found.${suggestions(text, candidates())}`);
+      if (n.name.toLowerCase() !== self) deps.add(n.name.toLowerCase());
+      return renderName(nameParts(n.naming), false);
+    },
+    src: source,
+    source,
+    this: renderName(nameParts(model.naming), false),
+    is_incremental: () => incr.isIncremental,
+    incremental_where_cond: () => incr.whereCond,
+    incremental_value: () => incr.value,
+    config: (...args: unknown[]) => {
+      if (!model.hasFrontMatter) config = applyConfigCall(model.name, config, callArgs(args).kwargs, env.logger);
+      return '';
+    },
+    var: (...args: unknown[]) => {
+      const { positional } = callArgs(args);
+      if (positional.length === 0) throw new EngineError('compile', 'var() requires a variable name argument');
+      const name = String(positional[0]);
+      if (Object.prototype.hasOwnProperty.call(env.vars, name)) return env.vars[name];
+      if (positional.length >= 2) return positional[1];
+      throw new EngineError('compile', `var('${name}') is not defined and no default was given`);
+    },
+    env_var: (...args: unknown[]) => {
+      const { positional } = callArgs(args);
+      if (positional.length === 0) throw new EngineError('compile', 'env_var() requires a variable name argument');
+      const name = String(positional[0]);
+      const v = lookupVar(name, env.stepEnv);
+      if (v !== undefined) return v;
+      if (positional.length >= 2) return positional[1];
+      throw new EngineError('compile', `env_var('${name}') is not set and no default was given`);
+    },
+    target: env.target,
+  };
+  const rendered = env.engine.render(model.name, prepared.source, ctx).trim();
+  const rewritten = config.rewrite ? rewriteRefs(env, rendered, self, deps) : rendered;
+  for (const ref of findTableRefs(rewritten)) {
+    const n = env.index.fullNameMatch(ref.parts.join('.'));
+    if (n && n.name.toLowerCase() !== self) deps.add(n.name.toLowerCase());
+  }
+  let split;
+  try {
+    split = splitModelSql(rewritten);
+  } catch (err) {
+    throw EngineError.wrap(`model '${model.name}': could not parse multi-statement models`, err, 'compile');
+  }
+  return { sql: split.query, pre: split.pre, post: split.post, deps, config };
+}
+
+function source(...args: unknown[]): string {
+  const { positional } = callArgs(args);
+  if (positional.length === 0 || positional[0] === undefined || positional[0] === '') throw new EngineError('compile', 'src()/source() requires a table name argument');
+  return positional.map(String).join('.');
+}
+
+/** §6.5: references written with a node's name or prod name become its current full name. */
+function rewriteRefs(env: RenderEnv, sql: string, self: string, deps: Set<string>): string {
+  return rewriteTableRefs(sql, (ref) => {
+    const n = env.index.resolve(ref.parts.join('.'));
+    if (!n || n.name.toLowerCase() === self) return undefined;
+    deps.add(n.name.toLowerCase());
+    return nameParts(n.naming);
+  }).sql;
+}

@@ -1,0 +1,70 @@
+/**
+ * Logging to stderr in the spec's line format (build.md §15.1):
+ * `<time> <LVL> <message>`; time `3:04PM`, or `YYYY-MM-DD HH:mm:ss.SSS` with
+ * --debug/--trace. SERVICE_LOGGING=JSON writes `{"level","msg","time"}`.
+ * The engine only sees the `Logger` interface, so a pipeline step or the
+ * daemon can capture lines into a task log instead.
+ */
+
+export type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+const ORDER: Record<Level, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4 };
+const LABEL: Record<Level, string> = { trace: 'TRC', debug: 'DBG', info: 'INF', warn: 'WRN', error: 'ERR' };
+
+export interface Logger {
+  log(level: Level, message: string): void;
+  enabled(level: Level): boolean;
+}
+
+export const log = {
+  trace: (l: Logger, m: string) => l.log('trace', m),
+  debug: (l: Logger, m: string) => l.log('debug', m),
+  info: (l: Logger, m: string) => l.log('info', m),
+  warn: (l: Logger, m: string) => l.log('warn', m),
+  error: (l: Logger, m: string) => l.log('error', m),
+};
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+function clock(d: Date, precise: boolean): string {
+  if (precise) {
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  }
+  const h = d.getHours() % 12 === 0 ? 12 : d.getHours() % 12;
+  return `${h}:${pad(d.getMinutes())}${d.getHours() < 12 ? 'AM' : 'PM'}`;
+}
+
+export interface StreamLoggerOptions {
+  readonly level: Level;
+  readonly write?: (line: string) => void;
+  readonly json?: boolean;
+  readonly now?: () => Date;
+}
+
+export function streamLogger(opts: StreamLoggerOptions): Logger {
+  const write = opts.write ?? ((line: string) => process.stderr.write(line));
+  const now = opts.now ?? (() => new Date());
+  const min = ORDER[opts.level];
+  const precise = min <= ORDER.debug;
+  return {
+    enabled: (level) => ORDER[level] >= min,
+    log(level, message) {
+      if (ORDER[level] < min) return;
+      const t = now();
+      if (opts.json) write(JSON.stringify({ level, msg: message, time: t.toISOString() }) + '\n');
+      else write(`${clock(t, precise)} ${LABEL[level]} ${message}\n`);
+    },
+  };
+}
+
+/** A logger that keeps lines in memory: for tests and for task logs. */
+export function memoryLogger(level: Level = 'debug'): Logger & { readonly lines: { level: Level; message: string }[] } {
+  const lines: { level: Level; message: string }[] = [];
+  return {
+    lines,
+    enabled: (l) => ORDER[l] >= ORDER[level],
+    log(l, message) {
+      if (ORDER[l] >= ORDER[level]) lines.push({ level: l, message });
+    },
+  };
+}

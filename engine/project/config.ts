@@ -1,0 +1,305 @@
+/**
+ * The config file `service_build.yml` (build.md §3): detection, `${VAR}`
+ * substitution, parsing and validation of every key, and the resolution of
+ * naming mode, dev schema, target and vars from the file plus the flags.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { array, boolean, optional, record, string, type, union, unknown, validate, type Infer } from 'superstruct';
+import { EngineError } from '../errors.js';
+import { lookupVar } from '../home-env.js';
+import type { Logger } from '../log.js';
+import { substituteEnv, unresolvedIn } from './env-substitution.js';
+import { isMergeStrategy, mergeStrategyError, resolveModeValue, type MergeStrategy, type Mode } from './modes.js';
+
+const KNOWN_KEYS = new Set(['target', 'dev', 'dbt_project', 'vars', 'defaults']);
+const KNOWN_DEFAULTS = new Set(['mode', 'schema', 'database', 'tags', 'unique_key', 'update_key', 'merge_strategy', 'enabled', 'hooks', 'drop_cascade']);
+
+const ConfigShape = type({
+  target: optional(string()),
+  dev: optional(union([type({ schema: optional(string()), target: optional(string()), database: optional(string()) }), unknown()])),
+  dbt_project: optional(union([boolean(), type({ models_path: optional(string()), seeds_path: optional(string()) })])),
+  vars: optional(record(string(), unknown())),
+  defaults: optional(
+    type({
+      mode: optional(string()),
+      schema: optional(string()),
+      database: optional(string()),
+      tags: optional(array(string())),
+      unique_key: optional(union([string(), array(string())])),
+      update_key: optional(string()),
+      merge_strategy: optional(string()),
+      enabled: optional(boolean()),
+      hooks: optional(type({ start: optional(array(unknown())), end: optional(array(unknown())) })),
+      drop_cascade: optional(boolean()),
+    }),
+  ),
+});
+type RawConfig = Infer<typeof ConfigShape>;
+
+export interface Defaults {
+  readonly mode: Mode;
+  readonly schema?: string;
+  readonly database?: string;
+  readonly tags: readonly string[];
+  readonly unique_key?: string | readonly string[];
+  readonly update_key?: string;
+  readonly merge_strategy: MergeStrategy;
+  readonly enabled: boolean;
+  readonly hooks: { readonly start: readonly unknown[]; readonly end: readonly unknown[] };
+  readonly drop_cascade: boolean;
+}
+
+export interface DevBlock {
+  readonly schema?: string;
+  readonly target?: string;
+  readonly database?: string;
+}
+
+export interface BuildConfig {
+  /** Absolute path of the config file, or undefined when the project has none. */
+  readonly file?: string;
+  /** The file's name relative to the build path, for messages (`service_build.yml`). */
+  readonly fileRel: string;
+  readonly target?: string;
+  readonly dev?: DevBlock;
+  readonly dbtProject: { readonly modelsPath: string; readonly seedsPath: string } | null;
+  readonly vars: Readonly<Record<string, unknown>>;
+  readonly defaults: Defaults;
+  /** Variables whose `${…}` tokens are still in the values. */
+  readonly unresolved: ReadonlySet<string>;
+}
+
+const CONFIG_NAMES = ['service_build.yml', 'service_build.yaml'];
+
+/** The config file names present in `dir` (matched case-insensitively), `.yml` first. */
+export function findConfigFiles(dir: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  for (const want of CONFIG_NAMES) {
+    const hit = entries.find((e) => e.toLowerCase() === want);
+    if (hit) found.push(hit);
+  }
+  return found;
+}
+
+export const isConfigFileName = (name: string): boolean => CONFIG_NAMES.includes(name.toLowerCase());
+
+export interface LoadConfigOptions {
+  readonly logger: Logger;
+  readonly stepEnv?: Readonly<Record<string, string>>;
+}
+
+const DEFAULT_DEFAULTS: Defaults = {
+  mode: 'full-refresh',
+  tags: [],
+  merge_strategy: 'delete+insert',
+  enabled: true,
+  hooks: { start: [], end: [] },
+  drop_cascade: false,
+};
+
+export function emptyConfig(): BuildConfig {
+  return { fileRel: 'service_build.yml', dbtProject: null, vars: {}, defaults: DEFAULT_DEFAULTS, unresolved: new Set() };
+}
+
+/** Loads the config file at `root` (or an empty config when there is none). */
+export function loadConfig(root: string, opts: LoadConfigOptions): BuildConfig {
+  const names = findConfigFiles(root);
+  if (names.length === 0) return emptyConfig();
+  if (names.length > 1) opts.logger.log('warn', 'both service_build.yml and service_build.yaml found; using service_build.yml');
+  const fileRel = names[0]!;
+  const file = join(root, fileRel);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new EngineError('load', `could not load ${fileRel}: ${(err as Error).message}`);
+  }
+  return parseConfig(text, file, fileRel, opts);
+}
+
+// Unresolved tokens are swapped for YAML-safe placeholders while parsing
+// (`dev: {schema: dev_${USER}}` must still parse when USER is unset) and put
+// back afterwards, so the value keeps the literal token the spec reports.
+const PLACEHOLDER = /__service_unresolved_(\d+)__/g;
+
+function restoreTokens(value: unknown, tokens: readonly string[]): unknown {
+  if (typeof value === 'string') return value.replace(PLACEHOLDER, (_, i: string) => tokens[Number(i)]!);
+  if (Array.isArray(value)) return value.map((v) => restoreTokens(v, tokens));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, restoreTokens(v, tokens)]));
+  }
+  return value;
+}
+
+export function parseConfig(text: string, file: string, fileRel: string, opts: LoadConfigOptions): BuildConfig {
+  const sub = substituteEnv(text, (name) => lookupVar(name, opts.stepEnv));
+  const tokens: string[] = [];
+  const safe = sub.text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g, (whole, name: string) => {
+    if (!sub.unresolved.has(name)) return whole;
+    tokens.push(whole);
+    return `__service_unresolved_${tokens.length - 1}__`;
+  });
+  let doc: unknown;
+  try {
+    doc = restoreTokens(parse(safe) ?? {}, tokens);
+  } catch (err) {
+    throw new EngineError('load', `could not load ${fileRel}: could not parse config file: ${(err as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new EngineError('load', `could not load ${fileRel}: could not parse config file: expected a mapping at the top level`);
+  }
+  const [structErr, raw] = validate(doc, ConfigShape);
+  if (structErr) {
+    const f = structErr.failures()[0]!;
+    const where = f.path.length > 0 ? f.path.join('.') : 'config';
+    throw new EngineError('load', `could not load ${fileRel}: could not parse config file: ${where}: ${f.message}`);
+  }
+  const unknownKeys = Object.keys(doc).filter((k) => !KNOWN_KEYS.has(k));
+  const unknownDefaults = Object.keys((doc as { defaults?: object }).defaults ?? {}).filter((k) => !KNOWN_DEFAULTS.has(k));
+  if (unknownKeys.length + unknownDefaults.length > 0) {
+    const all = [...unknownKeys, ...unknownDefaults.map((k) => `defaults.${k}`)];
+    opts.logger.log('debug', `${fileRel}: ignoring unknown key(s): ${all.join(', ')}`);
+  }
+  return {
+    file,
+    fileRel,
+    target: raw.target,
+    dev: devBlock(raw),
+    dbtProject: dbtProject(raw),
+    vars: raw.vars ?? {},
+    defaults: validateDefaults(raw, fileRel, opts.logger),
+    unresolved: sub.unresolved,
+  };
+}
+
+function devBlock(raw: RawConfig): DevBlock | undefined {
+  if (!('dev' in raw) || raw.dev === undefined) return undefined;
+  const d = raw.dev;
+  if (d === null || typeof d !== 'object') return {};
+  return d as DevBlock;
+}
+
+function dbtProject(raw: RawConfig): BuildConfig['dbtProject'] {
+  const d = raw.dbt_project;
+  if (d === undefined || d === false) return null;
+  if (d === true) return { modelsPath: 'models', seedsPath: 'seeds' };
+  return { modelsPath: d.models_path ?? 'models', seedsPath: d.seeds_path ?? 'seeds' };
+}
+
+function validateDefaults(raw: RawConfig, fileRel: string, logger: Logger): Defaults {
+  const d = raw.defaults ?? {};
+  let mode: Mode = 'full-refresh';
+  if (d.mode !== undefined) {
+    const r = resolveModeValue(d.mode);
+    if (!r.ok) {
+      const msg = r.error.startsWith('unknown mode') ? `unknown defaults.mode '${d.mode}'; expected one of: append, full-refresh, incremental, truncate, view` : `defaults.mode: ${r.error}`;
+      throw new EngineError('load', `${fileRel}: ${msg}`);
+    }
+    if (r.warning === 'snapshot') logger.log('warn', `${fileRel}: defaults.mode: 'snapshot' mode is deprecated and means append-only insert; use 'append'`);
+    mode = r.mode;
+  }
+  if (d.merge_strategy !== undefined && !isMergeStrategy(d.merge_strategy)) {
+    throw new EngineError('load', `${fileRel}: ${mergeStrategyError(d.merge_strategy).replace('merge_strategy', 'defaults.merge_strategy')}`);
+  }
+  return {
+    mode,
+    schema: d.schema,
+    database: d.database,
+    tags: d.tags ?? [],
+    unique_key: d.unique_key,
+    update_key: d.update_key,
+    merge_strategy: (d.merge_strategy?.trim().toLowerCase() as MergeStrategy | undefined) ?? 'delete+insert',
+    enabled: d.enabled ?? true,
+    hooks: { start: d.hooks?.start ?? [], end: d.hooks?.end ?? [] },
+    drop_cascade: d.drop_cascade ?? false,
+  };
+}
+
+/** What the command line (or a pipeline step) says about naming, target and vars. */
+export interface SettingsFlags {
+  readonly target?: string;
+  readonly schema?: string;
+  readonly prod?: boolean;
+  readonly vars?: Readonly<Record<string, unknown>>;
+}
+
+export interface Settings {
+  readonly naming: 'prod' | 'dev';
+  readonly devSchema?: string;
+  readonly devDatabase?: string;
+  /** Target connection name, if any. */
+  readonly target?: string;
+  readonly vars: Readonly<Record<string, unknown>>;
+}
+
+function unsetError(fileRel: string, field: string, name: string, hint: string): EngineError {
+  return new EngineError(
+    'config',
+    `${fileRel}: ${field} uses \${${name}} but ${name} is not set.\nSet it in ~/.service/env.yaml under \`env:\` or export it in the shell${hint}`,
+  );
+}
+
+/** §3.3 resolution plus the §3.2 "unresolved token in a used field" checks, in the spec's order. */
+export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Settings {
+  if (flags.prod && flags.schema !== undefined) throw new EngineError('usage', 'cannot combine --prod and --schema');
+  let naming: 'prod' | 'dev' = config.dev !== undefined ? 'dev' : 'prod';
+  let devSchema = config.dev?.schema;
+  if (flags.prod) {
+    naming = 'prod';
+    devSchema = undefined;
+  } else if (flags.schema !== undefined) {
+    naming = 'dev';
+    devSchema = flags.schema;
+  }
+  const dev = naming === 'dev';
+  const u = config.unresolved;
+  const f = config.fileRel;
+  const targetHint = ',\nor pass --target <name>.';
+  const usesDevTarget = dev && config.dev?.target !== undefined && config.dev.target !== '';
+  if (flags.target === undefined && !usesDevTarget) {
+    const n = unresolvedIn(config.target, u);
+    if (n) throw unsetError(f, 'target', n, targetHint);
+  }
+  if (dev && flags.target === undefined) {
+    const n = unresolvedIn(config.dev?.target, u);
+    if (n) throw unsetError(f, 'dev.target', n, targetHint);
+  }
+  if (dev && flags.schema === undefined) {
+    const n = unresolvedIn(config.dev?.schema, u);
+    if (n) throw unsetError(f, 'dev.schema', n, ',\nor pass --schema <name>.');
+  }
+  if (dev) {
+    const n = unresolvedIn(config.dev?.database, u);
+    if (n) throw unsetError(f, 'dev.database', n, '.');
+  }
+  for (const field of ['schema', 'database'] as const) {
+    const n = unresolvedIn(config.defaults[field], u);
+    if (n) throw unsetError(f, `defaults.${field}`, n, '.');
+  }
+  for (const k of Object.keys(config.vars).sort()) {
+    if (flags.vars && k in flags.vars) continue;
+    const n = unresolvedIn(config.vars[k], u);
+    if (n) throw unsetError(f, `vars.${k}`, n, '.');
+  }
+  if (dev && (devSchema === undefined || devSchema === '')) {
+    throw new EngineError('config', `dev mode requires a schema: set dev.schema in ${f} or pass --schema <name>`);
+  }
+  const target = flags.target ?? (usesDevTarget ? config.dev!.target : config.target);
+  return {
+    naming,
+    devSchema: dev ? devSchema : undefined,
+    devDatabase: dev ? config.dev?.database : undefined,
+    target: target === '' ? undefined : target,
+    vars: { ...config.vars, ...(flags.vars ?? {}) },
+  };
+}
+
+export const hasConfigFile = (dir: string): boolean => findConfigFiles(dir).length > 0;

@@ -1,0 +1,141 @@
+/**
+ * Loads a build project (build.md §2–§5): the config file, the settings from
+ * the flags, every discovered file classified and named, front-matter merged
+ * over the defaults and validated. Everything here is load-stage: a failure
+ * is reported as `could not load build project from <abs>: …`.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { posix, resolve } from 'node:path';
+import { EngineError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { loadConfig, resolveSettings, type BuildConfig, type Settings, type SettingsFlags } from './config.js';
+import type { DataTest } from './data-tests.js';
+import { discover, type DiscoveredFile, type SeedFormat } from './discover.js';
+import { parseFrontMatter } from './front-matter.js';
+import { defaultModelConfig, incrementalStyle, mergeFrontMatter, validateModelConfig, type IncrementalStyle, type ModelConfig } from './model-config.js';
+import { nameNode, type NodeName } from './naming.js';
+
+export interface ModelSource {
+  readonly kind: 'model';
+  readonly name: string;
+  readonly file: string;
+  readonly rel: string;
+  readonly abs: string;
+  readonly naming: NodeName;
+  /** Whether the file had front-matter (then config() calls render to nothing). */
+  readonly hasFrontMatter: boolean;
+  /** The text after front-matter removal. */
+  readonly body: string;
+  readonly config: ModelConfig;
+  readonly style: IncrementalStyle;
+  readonly tests: readonly DataTest[];
+}
+
+export interface SeedSource {
+  readonly kind: 'seed';
+  readonly name: string;
+  readonly file: string;
+  readonly rel: string;
+  readonly abs: string;
+  readonly format: SeedFormat;
+  readonly naming: NodeName;
+}
+
+export interface MacroSource {
+  readonly file: string;
+  /** Discovery-relative directory ('' at the root). */
+  readonly dir: string;
+  readonly text: string;
+}
+
+export interface Project {
+  readonly root: string;
+  readonly config: BuildConfig;
+  readonly settings: Settings;
+  readonly models: readonly ModelSource[];
+  readonly seeds: readonly SeedSource[];
+  readonly macros: readonly MacroSource[];
+}
+
+export interface LoadOptions extends SettingsFlags {
+  readonly logger: Logger;
+  readonly stepEnv?: Readonly<Record<string, string>>;
+  /** `-R` merged mode: child project directories whose files join this DAG. */
+  readonly mergeChildren?: readonly string[];
+}
+
+/** Resolves and checks the build path (§2.1). */
+export function resolveBuildPath(path: string): string {
+  const abs = resolve(path);
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    throw new EngineError('load', `could not access project directory: ${abs}`);
+  }
+  if (!st.isDirectory()) throw new EngineError('load', `path is not a directory: ${abs}`);
+  return abs;
+}
+
+const loadError = (root: string, err: unknown) =>
+  err instanceof EngineError && err.code === 'usage' ? err : EngineError.wrap(`could not load build project from ${root}`, err, 'load');
+
+export function loadProject(path: string, opts: LoadOptions): Project {
+  const root = resolveBuildPath(path);
+  try {
+    const config = loadConfig(root, opts);
+    const settings = resolveSettings(config, opts);
+    return loadWithConfig(root, config, settings, opts);
+  } catch (err) {
+    throw loadError(root, err);
+  }
+}
+
+export function loadWithConfig(root: string, config: BuildConfig, settings: Settings, opts: LoadOptions): Project {
+  const files = discover(root, { dbtProject: config.dbtProject, mergeChildren: opts.mergeChildren });
+  const models: ModelSource[] = [];
+  const seeds: SeedSource[] = [];
+  const macros: MacroSource[] = [];
+  const seen = new Map<string, DiscoveredFile>();
+  const base = defaultModelConfig(config.defaults);
+  for (const f of files) {
+    if (f.kind === 'macro') {
+      macros.push({ file: f.file, dir: posix.dirname(f.rel) === '.' ? '' : posix.dirname(f.rel), text: readFileSync(f.abs, 'utf8') });
+      continue;
+    }
+    checkDuplicate(seen, f);
+    if (f.kind === 'seed') {
+      const naming = nameNode({ kind: 'seed', name: f.name, rel: f.rel, defaultsSchema: config.defaults.schema, defaultsDatabase: config.defaults.database }, settings, opts.logger);
+      seeds.push({ kind: 'seed', name: f.name, file: f.file, rel: f.rel, abs: f.abs, format: f.format!, naming });
+      continue;
+    }
+    models.push(loadModel(f, base, config, settings, opts.logger));
+  }
+  return { root, config, settings, models, seeds, macros };
+}
+
+function checkDuplicate(seen: Map<string, DiscoveredFile>, f: DiscoveredFile): void {
+  const key = f.name.toLowerCase();
+  const prev = seen.get(key);
+  if (!prev) {
+    seen.set(key, f);
+    return;
+  }
+  if (prev.kind !== f.kind) throw new EngineError('load', `duplicate name '${f.name}': found as both model and seed`);
+  throw new EngineError('load', `duplicate ${f.kind} name '${f.name}': found in both '${prev.file}' and '${f.file}'`);
+}
+
+function loadModel(f: DiscoveredFile, base: ModelConfig, config: BuildConfig, settings: Settings, logger: Logger): ModelSource {
+  const source = readFileSync(f.abs, 'utf8');
+  const fm = parseFrontMatter(f.name, source);
+  const merged = fm.config ? mergeFrontMatter(f.name, base, fm.config, logger) : base;
+  const style = incrementalStyle(f.name, fm.body);
+  const tests = validateModelConfig(f.name, merged, style);
+  const naming = nameNode(
+    { kind: 'model', name: f.name, rel: f.rel, schema: fm.config ? merged.schema : undefined, database: fm.config ? (fm.config.database as string | undefined) : undefined, defaultsSchema: config.defaults.schema, defaultsDatabase: config.defaults.database },
+    settings,
+    logger,
+  );
+  return { kind: 'model', name: f.name, file: f.file, rel: f.rel, abs: f.abs, naming, hasFrontMatter: fm.config !== null, body: fm.body, config: merged, style, tests };
+}
+

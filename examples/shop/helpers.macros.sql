@@ -1,0 +1,1 @@
+{% macro cents(col) %}cast(round({{ col }} * 100) as bigint){% endmacro %}
