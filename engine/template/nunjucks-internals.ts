@@ -1,0 +1,110 @@
+/**
+ * Typed access to the nunjucks internals the Jinja layer builds on. The public
+ * API (and @types/nunjucks) stops at Environment/Template, but Jinja
+ * compatibility needs the parser, the AST node classes, the transformer and the
+ * Compiler class so that we can compile with our own Compiler subclass instead
+ * of patching nunjucks' shared prototypes (which `installJinjaCompat()` does,
+ * process-wide). Only the members actually used are declared.
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+/** An AST node: `typename` names the class, `fields` lists child properties. */
+export interface NjNode {
+  readonly typename: string;
+  readonly lineno: number;
+  readonly colno: number;
+  [field: string]: any;
+}
+
+export interface NjNodeClass {
+  new (lineno: number, colno: number, ...fields: unknown[]): NjNode;
+  extend(name: string, props: { fields: string[] }): NjNodeClass;
+}
+
+export interface NjNodes {
+  Node: NjNodeClass;
+  NodeList: NjNodeClass;
+  Symbol: NjNodeClass;
+  LookupVal: NjNodeClass;
+  InlineIf: NjNodeClass;
+  Array: NjNodeClass;
+  Literal: NjNodeClass;
+  FunCall: NjNodeClass;
+}
+
+/** The compile-time frame: maps template variable names to generated JS ids. */
+export interface NjFrame {
+  push(isolateWrites?: boolean): NjFrame;
+  set(name: string, id: string): void;
+  lookup(name: string): string | undefined;
+}
+
+/** The subset of nunjucks' Compiler the subclass calls or overrides. */
+export interface NjCompiler {
+  compile(node: NjNode, frame: NjFrame): void;
+  _compileExpression(node: NjNode, frame: NjFrame): void;
+  _emit(code: string): void;
+  _emitLine(code: string): void;
+  _tmpid(): string;
+  fail(message: string, lineno?: number, colno?: number): never;
+  getCode(): string;
+  compileSet(node: NjNode, frame: NjFrame): void;
+  compileFor(node: NjNode, frame: NjFrame): void;
+}
+
+export type NjCompilerClass = (new (templateName: string, throwOnUndefined: boolean) => NjCompiler) & {
+  prototype: NjCompiler;
+};
+
+export interface NjToken {
+  readonly type: string;
+  readonly value: string;
+  readonly lineno: number;
+  readonly colno: number;
+}
+
+/** nunjucks' Parser, as extensions and the JinjaParser subclass use it. */
+export interface NjParser {
+  extensions: readonly NjExtension[];
+  nextToken(): NjToken;
+  peekToken(): NjToken | null;
+  skip(type: string): boolean;
+  fail(message: string, lineno?: number, colno?: number): never;
+  parseExpression(): NjNode;
+  parseSignature(): NjNode;
+  parsePostfix(node: NjNode): NjNode;
+  advanceAfterBlockEnd(name?: string): void;
+  parseAsRoot(): NjNode;
+}
+
+export type NjParserClass = (new (tokens: unknown) => NjParser) & { prototype: NjParser };
+
+export interface NjExtension {
+  readonly tags: readonly string[];
+  parse(parser: NjParser, nodes: NjNodes): NjNode;
+}
+
+/** A nunjucks TemplateError: `cause` is set when it wraps an error thrown while rendering. */
+export interface NjTemplateError extends Error {
+  readonly lineno?: number;
+  readonly colno?: number;
+  readonly cause?: unknown;
+}
+
+export const njNodes = require('nunjucks/src/nodes.js') as NjNodes;
+export const NjBaseParser = (require('nunjucks/src/parser.js') as { Parser: NjParserClass }).Parser;
+export const njLexer = require('nunjucks/src/lexer.js') as {
+  lex(src: string, opts: object): unknown;
+  TOKEN_LEFT_PAREN: string;
+  TOKEN_LEFT_BRACKET: string;
+  TOKEN_RIGHT_BRACKET: string;
+  TOKEN_COLON: string;
+  TOKEN_OPERATOR: string;
+  TOKEN_SYMBOL: string;
+};
+export const njTransformer = require('nunjucks/src/transformer.js') as {
+  transform(ast: NjNode, asyncFilters: readonly string[], name: string): NjNode;
+};
+export const NjBaseCompiler = (require('nunjucks/src/compiler.js') as { Compiler: NjCompilerClass }).Compiler;

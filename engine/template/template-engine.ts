@@ -1,0 +1,23 @@
+/**
+ * The seam between the model compiler and the Jinja implementation (DESIGN.md:
+ * nunjucks behind a `TemplateEngine` interface). The compiler renders every
+ * model of a run through one engine; everything model-specific (`ref`, `this`,
+ * `is_incremental`, vars, …) arrives in the per-render context.
+ *
+ * Failures are EngineErrors with code 'compile' and the spec's texts (build.md
+ * §6.1): `could not parse template for model '<n>': <detail>` for syntax
+ * errors, `could not compile template for model '<n>': <detail>` for errors
+ * while rendering. When a context function throws an EngineError (e.g.
+ * `ref('x') not found.`), that error is kept as the `cause`, so the chain reads
+ * `could not compile template for model 'a': ref('x') not found.`.
+ */
+
+export interface TemplateEngine {
+  /**
+   * Compile once (cache by `cacheKey`; compiled templates are reused within a
+   * run), then render with `context`. `modelName` names the model in error
+   * messages and defaults to `cacheKey`. If `source` differs from the text
+   * cached under `cacheKey`, it is compiled afresh and replaces the entry.
+   */
+  render(cacheKey: string, source: string, context: Readonly<Record<string, unknown>>, modelName?: string): string;
+}

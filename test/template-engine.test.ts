@@ -1,0 +1,161 @@
+// The nunjucks TemplateEngine as Jinja (spec build.md §6.1–§6.3): Jinja additions,
+// macros, error messages and the compiled-template cache.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import nunjucks from 'nunjucks';
+import { EngineError, errorChain } from '../engine/errors.js';
+import { callArgs } from '../engine/template/call-args.js';
+import { createNunjucksEngine } from '../engine/template/nunjucks-engine.js';
+
+const engine = createNunjucksEngine();
+let keys = 0;
+
+/** Renders `source` once under a fresh cache key, as model 'a'. */
+function render(source: string, context: Record<string, unknown> = {}): string {
+  return engine.render(`t${keys++}`, source, context, 'a');
+}
+
+function renderError(source: string, context: Record<string, unknown> = {}): EngineError {
+  try {
+    render(source, context);
+  } catch (err) {
+    assert.ok(err instanceof EngineError, `expected an EngineError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail(`expected the render of ${JSON.stringify(source)} to fail`);
+}
+
+test('{% do %} runs list and dict methods for their side effects', () => {
+  assert.equal(render("{% set items = [1, 2] %}{% do items.append(3) %}{% do items.extend([4]) %}{{ items | join(',') }}"), '1,2,3,4');
+  assert.equal(
+    render("{% set d = {'a': 1} %}{% do d.update({'b': 2}) %}{{ d.keys() | join(',') }}|{{ d.values() | sum }}|{{ d.get('z', 'none') }}"),
+    'a,b|3|none',
+  );
+  assert.equal(render("{% for k, v in {'x': 1, 'y': 2}.items() %}{{ k }}={{ v }};{% endfor %}"), 'x=1;y=2;');
+});
+
+test('namespace() attributes can be assigned inside a loop', () => {
+  const src = '{% set ns = namespace(count=0, seen=[]) %}{% for x in [5, 6, 7] %}{% set ns.count = ns.count + 1 %}{% endfor %}{{ ns.count }}';
+  assert.equal(render(src), '3');
+  assert.equal(render("{% set ns = namespace(v='') %}{% set ns.v %}block{% endset %}{{ ns.v }}"), 'block');
+  assert.equal(
+    renderError("{% set d = {} %}{% set d.x = 1 %}").message,
+    "could not compile template for model 'a': cannot assign attribute on non-namespace object (line 1, column 20)",
+  );
+});
+
+test('format and tojson filters', () => {
+  assert.equal(render("{{ '%s-%d' | format('a', 3.9) }}"), 'a-3');
+  assert.equal(render("{{ '%.2f|%r|%%|%5s|%-3d|%i' | format(2.345, 'q', 'x', 7, 8) }}"), "2.35|'q'|%|    x|7  |8");
+  assert.equal(render("{{ '%(t)s.%(c)s' | format(t='orders', c='id') }}"), 'orders.id');
+  assert.equal(render("{{ {'b': [1, 'x'], 'a': none} | tojson }}"), '{"a": null, "b": [1, "x"]}');
+  assert.equal(render("{{ {'k': [1]} | tojson(2) }}"), '{\n  "k": [\n    1\n  ]\n}');
+  assert.equal(render("{{ \"it's <b>\" | tojson }}"), '"it\\u0027s \\u003cb\\u003e"');
+});
+
+test('+ concatenates lists and still adds numbers and strings', () => {
+  assert.equal(render('{% set l = [1] + [2,3] %}{{ l | length }}'), '3');
+  assert.equal(render("{{ ([1] + [2]) | join('-') }}"), '1-2');
+  assert.equal(render("{{ 'ab' + 'cd' }}|{{ 1 + 2 }}|{{ 'x' ~ 1 }}"), 'abcd|3|x1');
+  assert.equal(
+    renderError("select\n  {{ [1] + 'x' }}").message,
+    `could not compile template for model 'a': can only concatenate list (not "str") to list (line 2, column 3)`,
+  );
+});
+
+test('the list + of other nunjucks users in the process is untouched', () => {
+  assert.equal(nunjucks.renderString('{{ [1] + [2] }}', {}), '12');
+});
+
+test('dict(), range() and the Python constants', () => {
+  assert.equal(render('{{ dict(a=1).a }}'), '1');
+  assert.equal(render("{{ dict({'a': 1}, b=2) | tojson }}"), '{"a": 1, "b": 2}');
+  assert.equal(render("{{ range(3) | join(',') }}"), '0,1,2');
+  assert.equal(render('{% if True and not False and None is none %}ok{% endif %}'), 'ok');
+});
+
+test('keyword arguments reach context functions; callArgs splits them', () => {
+  const seen: unknown[] = [];
+  const config = (...args: unknown[]): string => {
+    seen.push(callArgs(args));
+    return '';
+  };
+  assert.equal(render("{{ config(materialized='incremental', unique_key=['a','b']) }}select 1", { config }), 'select 1');
+  assert.deepEqual(seen, [{ positional: [], kwargs: { materialized: 'incremental', unique_key: ['a', 'b'] } }]);
+  assert.deepEqual(callArgs(['x', 2]), { positional: ['x', 2], kwargs: {} });
+  assert.deepEqual(callArgs(['x', { d: 1, __keywords: true }]), { positional: ['x'], kwargs: { d: 1 } });
+});
+
+test('undefined variables and attributes render as empty strings', () => {
+  assert.equal(render('[{{ nope }}][{{ nope.x }}][{{ nope | upper }}]'), '[][][]');
+  assert.equal(render("{{ nope | default('d') }}|{% if nope is not defined %}undef{% endif %}"), 'd|undef');
+});
+
+test('prepended macro definitions are callable and leave only the text between them', () => {
+  const macros = "{% macro cents(col) %}({{ col }} / 100){% endmacro %}\n{% macro tbl(x) %}{{ ref(x) }}{% endmacro %}\n";
+  const out = render(`${macros}select {{ cents('amount') }} from {{ tbl('orders') }}`, { ref: (x: string) => `dev.${x}` });
+  assert.equal(out, '\n\nselect (amount / 100) from dev.orders');
+  assert.equal(render("{% macro greet(name, punct='!') %}hi {{ name }}{{ punct }}{% endmacro %}{{ greet('bo', punct='?') }}"), 'hi bo?');
+});
+
+test('Jinja whitespace control and Python truthiness', () => {
+  assert.equal(render('a\n{%- if true -%}\n  b  \n{%- endif -%}\n c'), 'abc');
+  assert.equal(render('{% if [] %}T{% else %}F{% endif %}|{{ [] or "dflt" }}|{{ 0 == "" }}'), 'F|dflt|false');
+  assert.equal(render("{% if x in ('a', 'b') %}in{% endif %}|{% if x in ('ab', 'c') %}substring{% endif %}", { x: 'a' }), 'in|');
+});
+
+test('for loops with an if filter count only the kept items', () => {
+  assert.equal(render('{% for x in [1, 2, 3] if x > 1 %}{{ loop.index }}/{{ loop.length }}:{{ x }} {% endfor %}'), '1/2:2 2/2:3 ');
+  assert.equal(render("{% for k, v in {'a': 1, 'b': 0} | dictsort if v %}{{ k }}{% endfor %}"), 'a');
+});
+
+test('Python string methods and operators', () => {
+  assert.equal(render("{{ 'a b  c'.split() | join('|') }} {{ 'x'.upper() }} {{ ', '.join(['a','b']) }}"), 'a|b|c X a, b');
+  assert.equal(render("{{ 'a.b.c'.replace('.', '_') }} {{ '  t '.strip() }} {{ 'abc'.startswith('ab') }}"), 'a_b_c t true');
+  assert.equal(render("{{ '-' * 3 }} {{ '%s_%s' % ('a', 1) }} {{ -7 % 3 }} {{ '{}.{}'.format('s', 't') }}"), '--- a_1 2 s.t');
+  assert.equal(render("{{ cols | map(attribute='name') | join(', ') }}", { cols: [{ name: 'id' }, { name: 'ts' }] }), 'id, ts');
+});
+
+test('Python slices on lists and strings', () => {
+  const xs = [1, 2, 3, 4];
+  assert.equal(render("{{ xs[1:] | join }}|{{ xs[:2] | join }}|{{ xs[::-1] | join }}|{{ xs[-2:] | join }}|{{ xs[-1] }}", { xs }), '234|12|4321|34|4');
+  assert.equal(render("{{ 'abcdef'[1:4] }}|{{ name[:3] }}", { name: 'orders' }), 'bcd|ord');
+  assert.equal(renderError('{{ xs[1:2:3:4] }}', { xs }).message, "could not parse template for model 'a': too many slice components (line 1, column 6)");
+});
+
+test('a syntax error is a compile EngineError naming the model and position', () => {
+  const err = renderError('select\n\n{{ foo( }}');
+  assert.equal(err.code, 'compile');
+  assert.equal(err.message, "could not parse template for model 'a': unexpected token: }} (line 3, column 9)");
+  assert.equal(renderError('{% if x %}').message, "could not parse template for model 'a': expected elif, else, or endif, got end of file");
+});
+
+test("an EngineError thrown by a context function stays the render error's cause", () => {
+  const notFound = new EngineError('compile', "ref('x') not found.");
+  const err = renderError("select *\nfrom {{ ref('x') }}", {
+    ref: () => {
+      throw notFound;
+    },
+  });
+  assert.equal(err.code, 'compile');
+  assert.equal(err.message, "could not compile template for model 'a'");
+  assert.equal(err.cause, notFound);
+  assert.equal(errorChain(err), "could not compile template for model 'a': ref('x') not found.");
+});
+
+test('other render errors keep their message and line', () => {
+  assert.equal(
+    renderError('a\n\n  {{ missing_macro() }}').message,
+    "could not compile template for model 'a': Unable to call `missing_macro`, which is undefined or falsey (line 3, column 19)",
+  );
+});
+
+test('the cache reuses a compiled template across contexts and recompiles a changed source', () => {
+  const e = createNunjucksEngine();
+  const src = '{% if is_incremental() %}where ts > {{ lo }}{% else %}full{% endif %}';
+  assert.equal(e.render('m', src, { is_incremental: () => false }), 'full');
+  assert.equal(e.render('m', src, { is_incremental: () => true, lo: 5 }), 'where ts > 5');
+  assert.equal(e.render('m', 'changed {{ lo }}', { lo: 1 }), 'changed 1');
+  // the model name in messages defaults to the cache key
+  assert.throws(() => e.render('orders', '{{ x(', {}), { message: /^could not parse template for model 'orders': / });
+});
