@@ -1,0 +1,159 @@
+/**
+ * The connections a build or the daemon can use, from three sources in
+ * precedence order when names collide (build.md §3.4, api.md §3.1):
+ *   1. `project`  — the project's env file (`connections:` map), path given by the caller;
+ *   2. `host`     — `~/.service/env.yaml` (`SERVICE_HOME_DIR` replaces `~/.service`);
+ *   3. `env_var`  — environment variables whose value is a postgres/duckdb/file URL.
+ * Names match case-insensitively; the winning definition keeps its spelling.
+ *
+ * A file that cannot be read or parsed contributes nothing and is reported in
+ * `problems` instead of failing the load: the daemon must keep serving the
+ * other sources, and the CLI can print the problem next to its own error.
+ * Reads are synchronous: the files are a few hundred bytes, read once per
+ * command (the daemon re-calls this when a file's mtime changes).
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { EngineError } from '../errors.js';
+import { CONNECTION_NAME, connectionInfo, type Connection, type ConnectionInfo, type ConnectionSource } from './connection.js';
+import { connectionFromEntry, connectionFromUrl, connectionUrlType } from './parse-entry.js';
+import { redact } from './redact.js';
+
+export interface LoadConnectionsOptions {
+  /** The project's env file (beside `service_build.yml` on the command line); may not exist. */
+  readonly projectEnvFile?: string;
+  /** Environment for source 3 and `SERVICE_HOME_DIR`; defaults to `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Base for relative `duckdb://` URLs; defaults to `process.cwd()`. */
+  readonly cwd?: string;
+}
+
+export interface EnvFileProblem {
+  readonly file: string;
+  readonly message: string;
+}
+
+export interface EnvFileContent {
+  readonly connections: readonly Connection[];
+  /** The file's `env:` map, values as text. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly problems: readonly EnvFileProblem[];
+}
+
+export interface ConnectionRegistry {
+  /** Case-insensitive lookup of the winning definition. */
+  get(name: string): Connection | undefined;
+  /** Like `get`, but a missing name is the spec's `connection '<t>' not found`. */
+  require(name: string): Connection;
+  /** Winning definitions sorted by name, without secrets. */
+  list(): ConnectionInfo[];
+  /** Files that were skipped or entries that were dropped, with the reason. */
+  readonly problems: readonly EnvFileProblem[];
+  /** `redact` with every known password added to the secret list. */
+  redact(text: string): string;
+}
+
+export function serviceHomeDir(env: NodeJS.ProcessEnv): string {
+  const dir = env.SERVICE_HOME_DIR;
+  return dir !== undefined && dir !== '' ? dir : join(homedir(), '.service');
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0] ?? s;
+}
+
+/** Reads one env file; a missing file is empty, not a problem. */
+export function readEnvFile(file: string, source: ConnectionSource, cwd: string): EnvFileContent {
+  let raw: string;
+  try {
+    raw = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { connections: [], env: {}, problems: [] };
+    return { connections: [], env: {}, problems: [{ file, message: `could not read ${file}: ${(err as Error).message}` }] };
+  }
+  let doc: unknown;
+  try {
+    doc = parse(raw);
+  } catch (err) {
+    return { connections: [], env: {}, problems: [{ file, message: redact(`could not parse ${file}: ${firstLine((err as Error).message)}`) }] };
+  }
+  if (doc === null || doc === undefined) return { connections: [], env: {}, problems: [] };
+  if (typeof doc !== 'object' || Array.isArray(doc)) {
+    return { connections: [], env: {}, problems: [{ file, message: `could not parse ${file}: expected a mapping with connections: and env:` }] };
+  }
+  const top = doc as Record<string, unknown>;
+  const problems: EnvFileProblem[] = [];
+  const connections: Connection[] = [];
+  const seen = new Set<string>();
+  const map = top.connections;
+  if (map !== undefined && map !== null && (typeof map !== 'object' || Array.isArray(map))) {
+    problems.push({ file, message: `${file}: connections must be a mapping of name to definition` });
+  } else if (map) {
+    const ctx = { source, baseDir: dirname(resolve(file)), cwd };
+    for (const [name, entry] of Object.entries(map as Record<string, unknown>)) {
+      if (!CONNECTION_NAME.test(name)) {
+        problems.push({ file, message: `${file}: connection name '${name}' is invalid: expected a letter, then letters, digits or _ (at most 64)` });
+        continue;
+      }
+      if (seen.has(name.toLowerCase())) {
+        problems.push({ file, message: `${file}: connection '${name}' is defined twice (names are case-insensitive)` });
+        continue;
+      }
+      seen.add(name.toLowerCase());
+      const conn = connectionFromEntry(name, entry, ctx);
+      if (conn.type === 'invalid') problems.push({ file, message: `${file}: connection '${name}': ${conn.problem}` });
+      connections.push(conn);
+    }
+  }
+  const envMap = top.env;
+  const env: Record<string, string> = {};
+  if (envMap && typeof envMap === 'object' && !Array.isArray(envMap)) {
+    for (const [k, v] of Object.entries(envMap as Record<string, unknown>)) env[k] = v === null || v === undefined ? '' : String(v);
+  }
+  return { connections, env, problems };
+}
+
+/** Source 3: `NAME=postgres://…` style variables; `SERVICE_*` never are connections. */
+export function envVarConnections(env: NodeJS.ProcessEnv, cwd: string): Connection[] {
+  const out: Connection[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || !CONNECTION_NAME.test(name) || /^SERVICE_/i.test(name)) continue;
+    if (connectionUrlType(value) === undefined) continue;
+    out.push(connectionFromUrl(name, value, { source: 'env_var', baseDir: cwd, cwd }));
+  }
+  return out;
+}
+
+function secretsOf(connections: Iterable<Connection>): string[] {
+  const out: string[] = [];
+  for (const c of connections) if (c.type === 'postgres' && c.password !== undefined) out.push(c.password);
+  return out;
+}
+
+export function loadConnections(opts: LoadConnectionsOptions = {}): ConnectionRegistry {
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  const project = opts.projectEnvFile !== undefined ? readEnvFile(opts.projectEnvFile, 'project', cwd) : undefined;
+  const host = readEnvFile(join(serviceHomeDir(env), 'env.yaml'), 'host', cwd);
+  const layers: (readonly Connection[])[] = [project?.connections ?? [], host.connections, envVarConnections(env, cwd)];
+
+  const byName = new Map<string, Connection>();
+  for (const layer of layers) {
+    for (const c of layer) if (!byName.has(c.name.toLowerCase())) byName.set(c.name.toLowerCase(), c);
+  }
+  const secrets = secretsOf(layers.flat());
+  const problems = [...(project?.problems ?? []), ...host.problems];
+  return {
+    get: (name) => byName.get(name.toLowerCase()),
+    require(name) {
+      const c = byName.get(name.toLowerCase());
+      if (c === undefined) throw new EngineError('target', `connection '${name}' not found`);
+      return c;
+    },
+    list: () => [...byName.values()].map(connectionInfo).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    problems,
+    redact: (text) => redact(text, secrets),
+  };
+}

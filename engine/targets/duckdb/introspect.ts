@@ -1,0 +1,30 @@
+/**
+ * DuckDB catalog lookups (§7.3). DuckDB's information_schema spans every
+ * attached database, so the catalog is always constrained: the relation's
+ * `database` when set, else the current one.
+ */
+import type { Column, Introspector } from '../session-parts.js';
+import type { Relation, RelationKind } from '../target.js';
+
+function catalogFilter(rel: Relation): { sql: string; params: string[] } {
+  return rel.database !== undefined
+    ? { sql: 'table_catalog = $3', params: [rel.schema, rel.name, rel.database] }
+    : { sql: 'table_catalog = current_database()', params: [rel.schema, rel.name] };
+}
+
+export const duckdbIntrospector: Introspector = {
+  async relationKind(driver, rel): Promise<RelationKind | null> {
+    const f = catalogFilter(rel);
+    const r = await driver.query(`SELECT table_type FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2 AND ${f.sql}`, f.params);
+    const type = r.rows[0]?.[0];
+    return type === 'VIEW' ? 'view' : type === undefined ? null : 'table';
+  },
+  async columns(driver, rel): Promise<Column[]> {
+    const f = catalogFilter(rel);
+    const r = await driver.query(
+      `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND ${f.sql} ORDER BY ordinal_position`,
+      f.params,
+    );
+    return r.rows.map((row) => ({ name: String(row[0]), type: String(row[1]) }));
+  },
+};

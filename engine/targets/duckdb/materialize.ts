@@ -1,0 +1,38 @@
+/**
+ * DuckDB full-refresh (§7.4) and view (§7.5): `CREATE OR REPLACE` inside one
+ * transaction, so the old relation stays until the new one exists. DuckDB
+ * does not track view dependencies, so drops here never fail for that reason
+ * (§7.8).
+ */
+import { dropSql } from '../dml-sql.js';
+import { materializeFailed } from '../materialize-errors.js';
+import { quoteRelation, wrapQuery } from '../relation.js';
+import type { FlowContext } from '../session-parts.js';
+import { inTransaction } from '../table-modes.js';
+import type { MaterializeOptions, Relation, Rows } from '../target.js';
+
+export async function fullRefresh(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
+  try {
+    const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+    const counts = await inTransaction(ctx.driver, [
+      ...(kind === 'view' ? [dropSql('view', rel, opts.dropCascade, false)] : []),
+      `CREATE OR REPLACE TABLE ${quoteRelation(rel)} AS ${wrapQuery(query)}`,
+    ]);
+    return { rows: counts[counts.length - 1] ?? 0 };
+  } catch (err) {
+    throw materializeFailed(opts.modelName, opts.mode ?? 'full-refresh', err);
+  }
+}
+
+export async function view(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
+  try {
+    const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+    await inTransaction(ctx.driver, [
+      ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade, false)] : []),
+      `CREATE OR REPLACE VIEW ${quoteRelation(rel)} AS ${wrapQuery(query)}`,
+    ]);
+    return { rows: 0 };
+  } catch (err) {
+    throw materializeFailed(opts.modelName, opts.mode ?? 'view', err);
+  }
+}

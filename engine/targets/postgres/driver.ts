@@ -1,0 +1,120 @@
+/**
+ * One pooled PostgreSQL connection as a `SqlDriver`.
+ *
+ * Counts come from the command tag (`rowCount`). Statements without
+ * parameters go over the simple-query protocol, so `batch` sends a whole
+ * `BEGIN; …; COMMIT;` in one round trip (DESIGN.md: as few round trips as
+ * possible). Cancellation uses `pg_cancel_backend(<pid>)` from the target's
+ * control connection (§7.10, §13.4), repeated until the statement settles so
+ * a request that lands between two statements is not lost.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { redact } from '../../connections/redact.js';
+import { SqlError, cancelUntilSettled, cancelledError, type SqlDriver, type StatementResult } from '../sql-driver.js';
+
+/** Cancels a backend by pid; implemented by the target's control connection. */
+export interface BackendCanceller {
+  cancelBackend(pid: number): Promise<void>;
+}
+
+type Param = string | number | boolean | null;
+
+interface PgLikeError {
+  code?: unknown;
+  message?: unknown;
+}
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+function toResult(r: pg.QueryResult<unknown[]>): StatementResult {
+  return { count: r.rowCount ?? 0, columns: r.fields.map((f) => f.name), rows: r.rows };
+}
+
+export class PostgresDriver implements SqlDriver {
+  private inFlight: Promise<unknown> | undefined;
+  private cancelled = false;
+  /** The connection itself failed (no SQLSTATE): it must not go back to the pool. */
+  private broken = false;
+  private closed = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    readonly pid: number,
+    private readonly canceller: BackendCanceller,
+    private readonly secrets: readonly (string | undefined)[],
+  ) {}
+
+  get cancelKey(): string {
+    return String(this.pid);
+  }
+
+  async query(sql: string, params?: readonly Param[]): Promise<StatementResult> {
+    const config: pg.QueryConfig<Param[]> & { rowMode: 'array' } = params === undefined ? { text: sql, rowMode: 'array' } : { text: sql, values: [...params], rowMode: 'array' };
+    const result = await this.track(() => this.client.query<unknown[], Param[]>(config) as Promise<pg.QueryResult<unknown[]> | pg.QueryResult<unknown[]>[]>);
+    return toResult(Array.isArray(result) ? result[result.length - 1]! : result);
+  }
+
+  async batch(statements: readonly string[]): Promise<number[]> {
+    if (statements.length === 0) return [];
+    const result = await this.track(() => this.client.query(statements.join(';\n')) as Promise<pg.QueryResult | pg.QueryResult[]>);
+    return (Array.isArray(result) ? result : [result]).map((r) => r.rowCount ?? 0);
+  }
+
+  /** `COPY … FROM STDIN` fed from `chunks`; resolves to the rows copied. */
+  async copyFrom(sql: string, chunks: Iterable<string> | AsyncIterable<string>): Promise<number> {
+    return this.track(async () => {
+      const stream = this.client.query(copyFrom(sql));
+      await pipeline(Readable.from(chunks), stream);
+      return stream.rowCount;
+    });
+  }
+
+  async cleanup(sql: string): Promise<void> {
+    if (this.closed || this.broken) return;
+    try {
+      await this.client.query(sql);
+    } catch {
+      // Best effort by contract: the caller is already reporting the real failure.
+    }
+  }
+
+  async cancel(): Promise<void> {
+    this.cancelled = true;
+    const inFlight = this.inFlight;
+    if (inFlight !== undefined) await cancelUntilSettled(inFlight, () => this.canceller.cancelBackend(this.pid));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.release(this.broken ? true : undefined);
+  }
+
+  private async track<T>(start: () => Promise<T>): Promise<T> {
+    if (this.cancelled) throw cancelledError();
+    let work: Promise<T> | undefined;
+    try {
+      work = start();
+      this.inFlight = work;
+      return await work;
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      if (this.inFlight === work) this.inFlight = undefined;
+    }
+  }
+
+  private translate(err: unknown): Error {
+    const e = (err ?? {}) as PgLikeError;
+    const code = typeof e.code === 'string' && SQLSTATE.test(e.code) ? e.code : undefined;
+    const message = typeof e.message === 'string' ? e.message : String(err);
+    // 57014 "canceling statement due to user request" is pg_cancel_backend, possibly sent by
+    // Target.cancel from another thread; a statement_timeout has a different message.
+    if (this.cancelled || (code === '57014' && /user request/i.test(message))) return cancelledError();
+    if (code === undefined) this.broken = true;
+    return new SqlError(redact(message, this.secrets), code);
+  }
+}

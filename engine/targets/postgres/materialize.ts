@@ -1,0 +1,90 @@
+/**
+ * PostgreSQL full-refresh (§7.4) and view (§7.5).
+ *
+ * Full-refresh builds the new table under a temp name first and swaps it in
+ * with one transaction, so readers see the old or the new table and a failed
+ * build leaves the old one intact. Views are replaced in place first, which
+ * keeps dependent views valid; only a column change (SQLSTATE 42P16) falls
+ * back to drop-and-create, inside the same transaction via a savepoint.
+ */
+import { ctasSql, dropSql } from '../dml-sql.js';
+import { dropBlocked, materializeFailed, renameFailed } from '../materialize-errors.js';
+import { quoteIdent, quoteRelation, tempRelation, wrapQuery } from '../relation.js';
+import type { FlowContext } from '../session-parts.js';
+import { isCancelled, sqlStateOf } from '../sql-driver.js';
+import { DEPENDENT_OBJECTS, inTransaction } from '../table-modes.js';
+import type { MaterializeOptions, Relation, Rows } from '../target.js';
+import type { PostgresDriver } from './driver.js';
+
+/** SQLSTATE raised when CREATE OR REPLACE VIEW would remove, rename or retype a column. */
+const VIEW_COLUMNS_CHANGED = '42P16';
+
+/**
+ * §7.4 step 2: `BEGIN; [DROP VIEW T;] DROP TABLE IF EXISTS T; ALTER TABLE TMP
+ * RENAME TO "<name>"; COMMIT;`. A dependency error drops TMP and reports the
+ * drop message; any other failure keeps TMP for inspection.
+ */
+export async function swapIntoPlace(ctx: FlowContext<PostgresDriver>, rel: Relation, tmp: Relation, cascade: boolean): Promise<void> {
+  const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+  const statements = [
+    ...(kind === 'view' ? [dropSql('view', rel, cascade, false)] : []),
+    dropSql('table', rel, cascade),
+    `ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(rel.name)}`,
+  ];
+  try {
+    await inTransaction(ctx.driver, statements);
+  } catch (err) {
+    if (isCancelled(err) || sqlStateOf(err) === DEPENDENT_OBJECTS) {
+      await ctx.driver.cleanup(dropSql('table', tmp, false));
+      if (isCancelled(err)) throw err;
+      throw dropBlocked(kind === 'view' ? 'view' : 'table', rel);
+    }
+    throw renameFailed(rel, tmp, err);
+  }
+}
+
+export async function fullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
+  const tmp = tempRelation(rel, opts.runId);
+  let rows: number;
+  try {
+    rows = (await ctx.driver.query(ctasSql(tmp, query))).count;
+  } catch (err) {
+    await ctx.driver.cleanup(dropSql('table', tmp, false));
+    throw materializeFailed(opts.modelName, opts.mode ?? 'full-refresh', err);
+  }
+  await swapIntoPlace(ctx, rel, tmp, opts.dropCascade);
+  return { rows };
+}
+
+export async function view(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
+  const T = quoteRelation(rel);
+  const mode = opts.mode ?? 'view';
+  const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+  const replace = [
+    'BEGIN',
+    ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade, false)] : []),
+    'SAVEPOINT v',
+    `CREATE OR REPLACE VIEW ${T} AS ${wrapQuery(query)}`,
+    'COMMIT',
+  ];
+  try {
+    await ctx.driver.batch(replace);
+    return { rows: 0 };
+  } catch (err) {
+    if (sqlStateOf(err) !== VIEW_COLUMNS_CHANGED) {
+      await ctx.driver.cleanup('ROLLBACK');
+      if (sqlStateOf(err) === DEPENDENT_OBJECTS) throw dropBlocked('table', rel);
+      throw materializeFailed(opts.modelName, mode, err);
+    }
+  }
+  // The failed CREATE OR REPLACE left the transaction aborted after the savepoint.
+  const recreate = ['ROLLBACK TO SAVEPOINT v', dropSql('view', rel, opts.dropCascade, false), `CREATE VIEW ${T} AS ${wrapQuery(query)}`, 'COMMIT'];
+  try {
+    await ctx.driver.batch(recreate);
+    return { rows: 0 };
+  } catch (err) {
+    await ctx.driver.cleanup('ROLLBACK');
+    if (sqlStateOf(err) === DEPENDENT_OBJECTS) throw dropBlocked('view', rel);
+    throw materializeFailed(opts.modelName, mode, err);
+  }
+}

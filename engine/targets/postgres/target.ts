@@ -1,0 +1,139 @@
+/**
+ * The PostgreSQL target (§7.10): a pool of session connections plus one
+ * control connection, opened on first use, that issues
+ * `pg_cancel_backend(<pid>)` (§13.4). Both attach `error` listeners: an idle
+ * connection dropped by the server must not crash the process (DESIGN.md).
+ */
+import pg from 'pg';
+import type { PostgresConnection } from '../../connections/connection.js';
+import { redact } from '../../connections/redact.js';
+import { connectFailed } from '../materialize-errors.js';
+import type { TargetParts } from '../session-parts.js';
+import { SqlSession } from '../sql-session.js';
+import type { Target, TargetSession } from '../target.js';
+import { postgresDialect } from './dialect.js';
+import { PostgresDriver, type BackendCanceller } from './driver.js';
+import { postgresIntrospector } from './introspect.js';
+import { fullRefresh, view } from './materialize.js';
+import { loadSeed } from './seed.js';
+
+export interface PostgresTargetOptions {
+  /** Session connections kept by the pool; one per worker (§7.10). Default 4 (the default thread count). */
+  readonly poolSize?: number;
+  /** Connect timeout; default 10 s (api.md §4.4). */
+  readonly connectTimeoutMs?: number;
+}
+
+const parts: TargetParts<PostgresDriver> = { dialect: postgresDialect, introspect: postgresIntrospector, fullRefresh, view, loadSeed };
+
+/** libpq sslmode → node-postgres `ssl`; `allow`/`prefer` connect without TLS (pg has no fallback mode). */
+function sslConfig(mode: PostgresConnection['sslmode']): pg.ClientConfig['ssl'] {
+  switch (mode) {
+    case 'disable':
+    case 'allow':
+    case 'prefer':
+      return false;
+    case 'require':
+      return { rejectUnauthorized: false };
+    case 'verify-ca':
+      return { rejectUnauthorized: true, checkServerIdentity: () => undefined };
+    case 'verify-full':
+      return { rejectUnauthorized: true };
+  }
+}
+
+export function clientConfig(conn: PostgresConnection, connectTimeoutMs = 10_000): pg.ClientConfig {
+  return {
+    host: conn.host,
+    port: conn.port,
+    user: conn.user,
+    ...(conn.password !== undefined ? { password: conn.password } : {}),
+    database: conn.database,
+    ssl: sslConfig(conn.sslmode),
+    application_name: 'service',
+    connectionTimeoutMillis: connectTimeoutMs,
+  };
+}
+
+/** The control connection: lazily opened, reopened after it fails. */
+class ControlConnection implements BackendCanceller {
+  private client: Promise<pg.Client> | undefined;
+
+  constructor(private readonly config: pg.ClientConfig) {}
+
+  async cancelBackend(pid: number): Promise<void> {
+    const client = await this.connect();
+    await client.query('SELECT pg_cancel_backend($1)', [pid]);
+  }
+
+  private connect(): Promise<pg.Client> {
+    if (this.client === undefined) {
+      const client = new pg.Client(this.config);
+      client.on('error', () => {
+        this.client = undefined;
+      });
+      this.client = client.connect().then(
+        () => client,
+        (err: unknown) => {
+          this.client = undefined;
+          throw err;
+        },
+      );
+    }
+    return this.client;
+  }
+
+  async close(): Promise<void> {
+    const pending = this.client;
+    this.client = undefined;
+    if (pending !== undefined) await (await pending.catch(() => undefined))?.end().catch(() => {});
+  }
+}
+
+class PostgresTarget implements Target {
+  readonly type = 'postgres' as const;
+  readonly singleWriter = false;
+  readonly name: string;
+  readonly defaultSchema: string;
+  private readonly pool: pg.Pool;
+  private readonly control: ControlConnection;
+  private readonly secrets: readonly (string | undefined)[];
+
+  constructor(conn: PostgresConnection, options: PostgresTargetOptions) {
+    this.name = conn.name;
+    this.defaultSchema = conn.schema;
+    this.secrets = [conn.password];
+    const config = clientConfig(conn, options.connectTimeoutMs);
+    this.pool = new pg.Pool({ ...config, max: options.poolSize ?? 4 });
+    this.pool.on('error', () => {
+      // An idle client lost its connection; the pool discards it and the next open() reconnects.
+    });
+    this.control = new ControlConnection(config);
+  }
+
+  async open(): Promise<TargetSession> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw connectFailed(this.name, redact(err instanceof Error ? err.message : String(err), this.secrets));
+    }
+    // node-postgres keeps the backend pid from BackendKeyData; not in its type declarations.
+    let pid = (client as unknown as { processID?: number }).processID;
+    if (typeof pid !== 'number') pid = Number((await client.query('SELECT pg_backend_pid()')).rows[0]?.pg_backend_pid);
+    return new SqlSession(new PostgresDriver(client, pid, this.control, this.secrets), parts);
+  }
+
+  async cancel(cancelKey: string): Promise<void> {
+    await this.control.cancelBackend(Number(cancelKey));
+  }
+
+  async close(): Promise<void> {
+    await this.control.close();
+    await this.pool.end();
+  }
+}
+
+export function postgresTarget(conn: PostgresConnection, options: PostgresTargetOptions = {}): Target {
+  return new PostgresTarget(conn, options);
+}

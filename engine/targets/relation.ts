@@ -1,0 +1,46 @@
+/**
+ * Relation names in the three forms the spec uses: quoted for DDL/DML
+ * (§4.3: every part double-quoted, `"` doubled — both targets use ANSI
+ * quoting), plain text for messages (`<t>`), and the temp relation of a model
+ * (§7.3).
+ */
+import type { Relation, SchemaRef } from './target.js';
+
+export function quoteIdent(part: string): string {
+  return `"${part.replace(/"/g, '""')}"`;
+}
+
+export function quoteRelation(rel: Relation): string {
+  return [rel.database, rel.schema, rel.name].filter((p): p is string => p !== undefined && p !== '').map(quoteIdent).join('.');
+}
+
+export function quoteSchema(s: SchemaRef): string {
+  return [s.database, s.schema].filter((p): p is string => p !== undefined && p !== '').map(quoteIdent).join('.');
+}
+
+/** `<t>`: `schema.name` or `database.schema.name`, never quoted. */
+export function relationText(rel: Relation): string {
+  return [rel.database, rel.schema, rel.name].filter((p) => p !== undefined && p !== '').join('.');
+}
+
+/** PostgreSQL's identifier limit; §7.3 keeps temp names within it on every target. */
+export const MAX_IDENTIFIER_BYTES = 63;
+const TMP_PREFIX = '_service_tmp_';
+
+/**
+ * `"<schema>"."_service_tmp_<safe>_<runid>"` in the model's schema and
+ * database: `<safe>` is the name with every character outside [A-Za-z0-9_]
+ * replaced by `_`, cut so the whole identifier fits 63 bytes (all ASCII, so
+ * bytes = characters).
+ */
+export function tempRelation(rel: Relation, runId: string): Relation {
+  const safe = rel.name.replace(/[^A-Za-z0-9_]/g, '_');
+  const room = MAX_IDENTIFIER_BYTES - TMP_PREFIX.length - 1 - runId.length;
+  const name = `${TMP_PREFIX}${safe.slice(0, Math.max(0, room))}_${runId}`;
+  return rel.database !== undefined ? { database: rel.database, schema: rel.schema, name } : { schema: rel.schema, name };
+}
+
+/** §7.3: `(\n<Q>\n)` so a trailing `--` comment cannot swallow the parenthesis. */
+export function wrapQuery(query: string): string {
+  return `(\n${query}\n)`;
+}

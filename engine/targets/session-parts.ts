@@ -1,0 +1,37 @@
+/**
+ * The pieces a target folder supplies to the shared `SqlSession`: its
+ * dialect, its catalog queries, and the modes whose SQL differs by target
+ * (§7.4 full-refresh, §7.5 view, §11.5 seeds). Everything else (truncate,
+ * append, stage, merge, probes) is shared because the spec gives one SQL
+ * shape for both targets.
+ */
+import type { Dialect } from './dialect.js';
+import type { SqlDriver } from './sql-driver.js';
+import type { MaterializeOptions, Relation, RelationKind, Rows, SeedOptions, SeedSource } from './target.js';
+
+export interface Column {
+  readonly name: string;
+  /** Type name as information_schema reports it. */
+  readonly type: string;
+}
+
+export interface Introspector {
+  /** §7.3 information_schema lookup. */
+  relationKind(driver: SqlDriver, rel: Relation): Promise<RelationKind | null>;
+  /** Columns in ordinal order; empty when the relation does not exist. */
+  columns(driver: SqlDriver, rel: Relation): Promise<Column[]>;
+}
+
+export interface FlowContext<D extends SqlDriver = SqlDriver> {
+  readonly driver: D;
+  readonly dialect: Dialect;
+  readonly introspect: Introspector;
+}
+
+export interface TargetParts<D extends SqlDriver> {
+  readonly dialect: Dialect;
+  readonly introspect: Introspector;
+  fullRefresh(ctx: FlowContext<D>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows>;
+  view(ctx: FlowContext<D>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows>;
+  loadSeed(ctx: FlowContext<D>, rel: Relation, source: SeedSource, opts: SeedOptions): Promise<Rows>;
+}
