@@ -36,7 +36,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
     (args.json ? io.err : io.out)(commandHelp('run'));
     return 0;
   }
-  const logger = cliLogger(args);
+  const logger = cliLogger(args, io.err);
   try {
     const plan = planProjects(args);
     if (plan.mode === 'independent') return await independent(args, command, plan.root, plan.children, logger, io);
