@@ -139,6 +139,10 @@ function rewriteRefs(env: RenderEnv, sql: string, self: string, deps: Set<string
     const n = env.index.resolve(ref.parts.join('.'));
     if (!n || n.name.toLowerCase() === self) return undefined;
     deps.add(n.name.toLowerCase());
-    return nameParts(n.naming);
+    const current = nameParts(n.naming);
+    // Already the current name (what ref()/@name rendered, §4.3): keep it as
+    // written, or `public."Orders"` would come back as `"public"."Orders"`.
+    if (current.length === ref.parts.length && current.every((p, i) => p === ref.parts[i])) return undefined;
+    return current;
   }).sql;
 }
