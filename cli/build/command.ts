@@ -13,6 +13,9 @@ import { commandHelp } from './help.js';
 import { compileJson, compileText } from './render-compile.js';
 import { listEntries, listText } from './render-list.js';
 import { printFatal, type Io } from '../io.js';
+import { errorChain } from '../../engine/errors.js';
+import { executePrepared, type ExecutionResult } from './execute.js';
+import { errorsBlock, failureSummary, runPayload, summaryLine, testEntries } from './render-run.js';
 
 export function toRequest(args: BuildArgs, command: BuildCommand, path = args.path): BuildRequest {
   return {
@@ -47,7 +50,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
   }
 }
 
-async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, _logger: Logger, io: Io): Promise<number> {
+async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io): Promise<number> {
   switch (command) {
     case 'list': {
       const entries = listEntries(p.selected, p.targetName !== '', args.fullRefresh);
@@ -59,9 +62,23 @@ async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, 
       if (args.json) io.out(JSON.stringify(compileJson(p.selected, p.targetName, args.fullRefresh)) + '\n');
       else io.out(compileText(p.selected, args.fullRefresh));
       return 0;
-    default:
-      throw new Error(`service build ${command} is not implemented yet`);
+    default: {
+      const ex = await executePrepared(args, command, p, logger);
+      return renderExecution(args, command, p.root, p.targetName, ex, logger, io);
+    }
   }
+}
+
+/** Prints the summary, payload, errors block and fatal line of one executed project. */
+function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string, target: string, ex: ExecutionResult, logger: Logger, io: Io): number {
+  const payload = runPayload(root, target, ex.records);
+  logger.log('info', summaryLine(ex.durationMs, payload));
+  if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records) : payload) + '\n');
+  else if (payload.failed > 0) io.out(errorsBlock(ex.records));
+  else if (payload.total === 0) io.out('No models selected.\n');
+  if (payload.failed > 0) io.err(`fatal: build execution failed: ${failureSummary(ex.records)}\n`);
+  if (ex.signalExit !== undefined) return ex.signalExit;
+  return payload.failed > 0 ? 1 : 0;
 }
 
 /** §17 independent mode: each child project prepared and rendered on its own. */
@@ -95,5 +112,54 @@ async function independent(args: BuildArgs, command: BuildCommand, root: string,
     }
     return 0;
   }
-  throw new Error(`service build ${command} -R is not implemented yet`);
+  return independentExecution(args, command as 'run' | 'test', root, results, logger, io);
+}
+
+/** §15.8 / §17: sub-projects executed one after another; a child that failed to load runs nothing. */
+async function independentExecution(
+  args: BuildArgs,
+  command: 'run' | 'test',
+  root: string,
+  results: readonly { dir: string; path: string; prepared?: PreparedBuild; error?: unknown }[],
+  logger: Logger,
+  io: Io,
+): Promise<number> {
+  const subs: { dir: string; payload: ReturnType<typeof runPayload> & { error: string }; fatal?: string }[] = [];
+  let signalExit: number | undefined;
+  for (const r of results) {
+    if (!r.prepared) {
+      const msg = errorChain(r.error);
+      subs.push({ dir: r.dir, payload: { ...runPayload(r.path, '', []), error: msg }, fatal: `could not compile sub-project ${r.dir}: ${msg}` });
+      continue;
+    }
+    if (!args.json) io.out(`=== Sub-project: ${r.dir} (target: ${r.prepared.targetName}) ===\n`);
+    try {
+      const ex = await executePrepared(args, command, r.prepared, logger);
+      const payload = runPayload(r.path, r.prepared.targetName, ex.records);
+      logger.log('info', summaryLine(ex.durationMs, payload));
+      if (!args.json) io.out(payload.failed > 0 ? errorsBlock(ex.records) + '\n' : '\n');
+      subs.push({ dir: r.dir, payload: { ...payload, error: '' }, ...(payload.failed > 0 ? { fatal: `could not execute sub-project ${r.dir}: ${failureSummary(ex.records)}` } : {}) });
+      if (ex.signalExit !== undefined) {
+        signalExit = ex.signalExit;
+        break;
+      }
+    } catch (err) {
+      const msg = errorChain(err);
+      subs.push({ dir: r.dir, payload: { ...runPayload(r.path, r.prepared.targetName, []), error: msg }, fatal: `could not execute sub-project ${r.dir}: ${msg}` });
+    }
+  }
+  const all = subs.flatMap((s) => s.payload.results);
+  const agg = runPayload(root, args.target ?? '', all);
+  if (args.json) {
+    if (command === 'test') io.out(JSON.stringify(subs.map((s) => ({ path: s.payload.path, target: s.payload.target, results: testEntries(s.payload.results) }))) + '\n');
+    else {
+      const { path, target, total, ok, failed, skipped, rows, bytes, ok_names } = agg;
+      const sub_projects = subs.map(({ payload: { path: p, target: t, error, results: rs, total: a, ok: b, failed: c, skipped: d, rows: e, bytes: f, ok_names: g } }) => ({ path: p, target: t, error, results: rs, total: a, ok: b, failed: c, skipped: d, rows: e, bytes: f, ok_names: g }));
+      io.out(JSON.stringify({ path, target, sub_projects, total, ok, failed, skipped, rows, bytes, ok_names }) + '\n');
+    }
+  }
+  const fatals = subs.filter((s) => s.fatal).map((s) => s.fatal!);
+  if (fatals.length > 0) io.err(`fatal: ${fatals.join('; ')}\n`);
+  if (signalExit !== undefined) return signalExit;
+  return fatals.length > 0 ? 1 : 0;
 }

@@ -54,7 +54,7 @@ export interface RenderedModel {
 const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 /** Template text before Jinja (§6.1 steps 3–5): cached per model by the caller. */
-export function prepareTemplate(env: RenderEnv, model: ModelSource): { source: string; atRefs: readonly IndexedNode[] } {
+export function prepareTemplate(env: RenderEnv, model: ModelSource): PreparedTemplate {
   const self = model.name.toLowerCase();
   const atRefs: IndexedNode[] = [];
   const body = rewriteConfigBlocks(model.body);
@@ -67,7 +67,15 @@ export function prepareTemplate(env: RenderEnv, model: ModelSource): { source: s
   return { source: env.macros.prefixFor(dirOf(model.rel)) + withAt.sql, atRefs };
 }
 
-export function renderModel(env: RenderEnv, model: ModelSource, prepared: ReturnType<typeof prepareTemplate>, incr: IncrementalContext): RenderedModel {
+/** What a render needs of a model; JSON-safe so a worker thread can re-render it. */
+export type RenderableModel = Pick<ModelSource, 'name' | 'config' | 'hasFrontMatter' | 'naming'>;
+
+export interface PreparedTemplate {
+  readonly source: string;
+  readonly atRefs: readonly IndexedNode[];
+}
+
+export function renderModel(env: RenderEnv, model: RenderableModel, prepared: PreparedTemplate, incr: IncrementalContext): RenderedModel {
   const deps = new Set<string>(prepared.atRefs.map((n) => n.name.toLowerCase()));
   let config = model.config;
   const self = model.name.toLowerCase();

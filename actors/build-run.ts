@@ -1,0 +1,142 @@
+/**
+ * One `service build run|test` execution: the supervisor actor over the
+ * selected nodes (ready queue, skips, fail-fast, cancel), with node tasks
+ * sent to the Piscina pool (PostgreSQL) or through the DuckDB actor that
+ * owns the database file (one task at a time). Hosts call `startBuild` and
+ * render the events; nothing here writes to stdout.
+ */
+import type { Connection } from '../engine/connections/connection.js';
+import { executeNode } from '../engine/build/execute-node.js';
+import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
+import { EngineError } from '../engine/errors.js';
+import type { Level, Logger } from '../engine/log.js';
+import { openTarget, type SchemaRef, type Target, type TargetSession } from '../engine/targets/index.js';
+import { createNunjucksEngine } from '../engine/template/nunjucks-engine.js';
+import { duckdbActor } from './duckdb-actor.js';
+import { TaskPool } from './pool.js';
+import { RunActor } from './runtime.js';
+
+export interface BuildNode {
+  readonly id: string;
+  readonly deps: readonly string[];
+  readonly task: NodeTask;
+  /** Seeds under --no-seeds or `test`: reported skipped without skipping dependents. */
+  readonly presetSkip?: boolean;
+}
+
+export interface BuildRunInput {
+  readonly nodes: readonly BuildNode[];
+  readonly connection: Connection;
+  readonly settings: RunSettings;
+  readonly threads: number;
+  readonly failFast: boolean;
+  /** `run`: schemas to create before the first node (§7.2); `test`: none. */
+  readonly schemas: readonly SchemaRef[];
+  readonly logger: Logger;
+  readonly logLevel: Level;
+}
+
+export type BuildActor = RunActor<NodeTask, NodeOutcome>;
+
+export interface BuildHandle {
+  readonly actor: BuildActor;
+  /** Workers after the single-writer cap. */
+  readonly threads: number;
+  /** Resolves when every node is final and resources are released. */
+  readonly finished: Promise<Awaited<BuildActor['done']>>;
+}
+
+/**
+ * Connects (fails fast with `could not connect to '<t>'`), creates schemas,
+ * then starts the run. Attach listeners to `handle.actor.events` inside
+ * `beforeStart`, which is called before the first dispatch.
+ */
+export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omit<BuildHandle, 'finished'>) => void): Promise<BuildHandle> {
+  const target = openTarget(input.connection);
+  let control: TargetSession;
+  try {
+    control = await target.open();
+  } catch (err) {
+    await target.close().catch(() => {});
+    throw err;
+  }
+  try {
+    if (input.schemas.length > 0) await control.createSchemas(input.schemas);
+  } catch (err) {
+    await control.close().catch(() => {});
+    await target.close().catch(() => {});
+    throw err;
+  }
+  const runner = target.singleWriter ? singleWriterRunner(input, target, control) : poolRunner(input);
+  const threads = target.singleWriter ? 1 : input.threads;
+  const actor: BuildActor = new RunActor<NodeTask, NodeOutcome>(
+    {
+      nodes: input.nodes.map((n) => ({ id: n.id, deps: n.deps, node: n.task, ...(n.presetSkip ? { presetStatus: 'skipped' as const, cascade: false } : {}) })),
+      threads,
+      failFast: input.failFast,
+    },
+    { execute: (t) => runner.execute(t.taskId, t.node), cancel: (t) => runner.cancel(t.taskId) },
+  );
+  beforeStart({ actor, threads });
+  const finished = actor.start().finally(async () => {
+    await runner.close();
+    await control.close().catch(() => {});
+    await target.close().catch(() => {});
+  });
+  return { actor, threads, finished };
+}
+
+interface Runner {
+  execute(id: string, task: NodeTask): Promise<NodeOutcome>;
+  cancel(id: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** PostgreSQL: node tasks on worker threads; cancel aborts the task, whose handler cancels the backend. */
+function poolRunner(input: BuildRunInput): Runner {
+  const pool = new TaskPool({ maxThreads: Math.max(1, input.threads), minThreads: 1 });
+  const aborts = new Map<string, AbortController>();
+  return {
+    async execute(id, node) {
+      const ac = new AbortController();
+      aborts.set(id, ac);
+      try {
+        return await pool.run(
+          { type: 'build.node', node, connection: input.connection, settings: input.settings, logLevel: input.logLevel, jsonLogs: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON' },
+          { signal: ac.signal },
+        );
+      } finally {
+        aborts.delete(id);
+      }
+    },
+    async cancel(id) {
+      aborts.get(id)?.abort();
+    },
+    close: () => pool.destroy(),
+  };
+}
+
+/** DuckDB: one session on the shared instance, every node serialized by the file's actor. */
+function singleWriterRunner(input: BuildRunInput, target: Target, session: TargetSession): Runner {
+  const file = input.connection.type === 'duckdb' ? input.connection.path : ':memory:';
+  const actor = duckdbActor(file);
+  const engine = createNunjucksEngine();
+  const running = new Set<string>();
+  return {
+    async execute(id, node) {
+      return actor.run(async () => {
+        running.add(id);
+        try {
+          return await executeNode(node, { session, settings: input.settings, logger: input.logger, engine });
+        } finally {
+          running.delete(id);
+        }
+      });
+    },
+    async cancel(id) {
+      if (running.has(id)) await target.cancel(session.cancelKey).catch(() => {});
+      else throw new EngineError('cancelled', 'cancelled');
+    },
+    close: async () => {},
+  };
+}

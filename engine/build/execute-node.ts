@@ -1,0 +1,129 @@
+/**
+ * Executes one node on a target session (build.md §7.1, §10, §11): model =
+ * pre-statements → materialize → post-statements → data tests; seed = read
+ * and load; test = data tests only. The same function runs in a Piscina
+ * worker (PostgreSQL) and in the DuckDB actor; failures are EngineErrors
+ * with the spec's messages, and a success carries its test warnings.
+ */
+import { statSync } from 'node:fs';
+import { NodeIndex } from '../compile/node-index.js';
+import type { RenderEnv } from '../compile/render-model.js';
+import { EngineError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { readSeedTable } from '../seeds/seed-table.js';
+import { dataTestExecPrefix, dataTestFailedMessage, dataTestSql } from '../targets/data-test-sql.js';
+import { seedLoadFailed } from '../targets/materialize-errors.js';
+import type { TargetSession } from '../targets/target.js';
+import type { TemplateEngine } from '../template/template-engine.js';
+import { runIncremental } from './incremental.js';
+import type { ModelTask, NodeOutcome, NodeTask, PlannedTest, RunSettings, SeedTask } from './node-task.js';
+
+export interface ExecuteContext {
+  readonly session: TargetSession;
+  readonly settings: RunSettings;
+  readonly logger: Logger;
+  /** One engine per thread: compiled templates are cached across this thread's tasks. */
+  readonly engine: TemplateEngine;
+}
+
+export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+  switch (task.kind) {
+    case 'model':
+      return executeModel(task, ctx);
+    case 'seed':
+      return executeSeed(task, ctx);
+    case 'test':
+      return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session) };
+  }
+}
+
+async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+  const { session, settings } = ctx;
+  const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade };
+  for (const [i, stmt] of task.pre.entries()) {
+    await session.exec(stmt).catch((err) => {
+      throw EngineError.wrap(`pre-statement ${i + 1} failed for model '${task.name}'`, err, 'node');
+    });
+  }
+  let rows = 0;
+  switch (task.mode) {
+    case 'full-refresh':
+      rows = (await session.fullRefresh(task.relation, task.sql, opts)).rows;
+      break;
+    case 'view':
+      await session.view(task.relation, task.sql, opts);
+      break;
+    case 'truncate':
+      rows = (await session.truncate(task.relation, task.sql, opts)).rows;
+      break;
+    case 'append':
+      rows = (await session.append(task.relation, task.sql, opts)).rows;
+      break;
+    case 'incremental':
+      rows = await runIncremental(task, session, renderEnv(task, ctx), settings, ctx.logger);
+      break;
+    default:
+      throw new EngineError('node', `model '${task.name}': unknown mode '${task.mode}'`);
+  }
+  for (const [i, stmt] of task.post.entries()) {
+    await session.exec(stmt).catch((err) => {
+      throw EngineError.wrap(`post-statement ${i + 1} failed for model '${task.name}'`, err, 'node');
+    });
+  }
+  const warnings = await runTests(task.name, task.tests, task.relation, session);
+  return { rows, bytes: 0, warnings };
+}
+
+function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
+  const r = task.recipe;
+  return {
+    engine: ctx.engine,
+    index: new NodeIndex(r.refs),
+    macros: { prefixFor: () => '' },
+    vars: r.vars,
+    target: r.target,
+    logger: ctx.logger,
+    stepEnv: r.stepEnv,
+  };
+}
+
+/**
+ * §10.2: runs tests in order; a warn-severity violation is collected, an
+ * error-severity one (or a query error) fails the node with every message
+ * so far joined by `; `.
+ */
+export async function runTests(model: string, tests: readonly PlannedTest[], relation: ModelTask['relation'], session: TargetSession): Promise<string[]> {
+  const messages: string[] = [];
+  for (const { test, parent } of tests) {
+    const q = dataTestSql(test, relation, parent);
+    let violations: number;
+    try {
+      violations = await session.countQuery(q.sql);
+    } catch (err) {
+      if (err instanceof EngineError && err.code === 'cancelled') throw err;
+      const failed = EngineError.wrap(dataTestExecPrefix(model, q.label), err, 'node');
+      throw messages.length > 0 ? EngineError.wrap(messages.join('; '), failed, 'node') : failed;
+    }
+    if (violations === 0) continue;
+    messages.push(dataTestFailedMessage(model, q.label, violations, test.severity));
+    if (test.severity === 'error') throw new EngineError('node', messages.join('; '));
+  }
+  return messages;
+}
+
+async function executeSeed(task: SeedTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+  const bytes = statSync(task.file).size;
+  const opts = { seedName: task.name, runId: ctx.settings.runId, dropCascade: false };
+  if (task.format === 'parquet') {
+    const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'parquet', file: task.file }, opts);
+    return { rows, bytes, warnings: [] };
+  }
+  const table = await readSeedTable(task.name, task.file, task.format);
+  try {
+    const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'table', table }, opts);
+    return { rows, bytes, warnings: [] };
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+    throw seedLoadFailed(task.name, task.relation, err);
+  }
+}

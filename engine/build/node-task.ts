@@ -1,0 +1,83 @@
+/**
+ * What one node's execution needs, as plain JSON-safe data: it crosses into
+ * a Piscina worker (PostgreSQL) or goes to the DuckDB actor unchanged. A
+ * model carries a render recipe so incremental runs can re-render it with
+ * `is_incremental()` true where the work happens (build.md §8.2), without
+ * the whole project: the recipe's `refs` are every node the template text
+ * can name.
+ */
+import type { IndexedNode } from '../compile/node-index.js';
+import type { RenderableModel } from '../compile/render-model.js';
+import type { DataTest } from '../project/data-tests.js';
+import type { IncrementalStyle, ModelConfig } from '../project/model-config.js';
+import type { RangeSpec } from '../range-flag.js';
+import type { Relation } from '../targets/target.js';
+
+export interface RenderRecipe {
+  readonly model: RenderableModel;
+  readonly template: string;
+  readonly atRefs: readonly IndexedNode[];
+  readonly refs: readonly IndexedNode[];
+  readonly vars: Readonly<Record<string, unknown>>;
+  readonly target: { readonly name: string; readonly type: string; readonly schema: string };
+  readonly stepEnv?: Readonly<Record<string, string>>;
+}
+
+export interface PlannedTest {
+  readonly test: DataTest;
+  /** `relationships`: the parent's relation. */
+  readonly parent?: Relation;
+}
+
+export interface ModelTask {
+  readonly kind: 'model';
+  readonly name: string;
+  /** Full name as plain text (`staging.stg_orders`). */
+  readonly table: string;
+  readonly relation: Relation;
+  /** Resolved mode (`--full-refresh` already applied). */
+  readonly mode: string;
+  readonly config: ModelConfig;
+  readonly style: IncrementalStyle;
+  readonly sql: string;
+  readonly pre: readonly string[];
+  readonly post: readonly string[];
+  readonly tests: readonly PlannedTest[];
+  readonly recipe: RenderRecipe;
+}
+
+export interface SeedTask {
+  readonly kind: 'seed';
+  readonly name: string;
+  readonly table: string;
+  readonly relation: Relation;
+  readonly file: string;
+  readonly format: 'csv' | 'json' | 'parquet';
+}
+
+export interface TestTask {
+  readonly kind: 'test';
+  readonly name: string;
+  readonly table: string;
+  readonly relation: Relation;
+  readonly tests: readonly PlannedTest[];
+}
+
+export type NodeTask = ModelTask | SeedTask | TestTask;
+
+/** Invocation-wide settings every task of a run shares. */
+export interface RunSettings {
+  readonly runId: string;
+  readonly targetName: string;
+  readonly fullRefresh: boolean;
+  readonly range?: RangeSpec;
+  /** SERVICE_STATE location, if configured. */
+  readonly state?: string;
+}
+
+export interface NodeOutcome {
+  readonly rows: number;
+  readonly bytes: number;
+  /** Test warnings (severity: warn), in order. */
+  readonly warnings: readonly string[];
+}
