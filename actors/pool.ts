@@ -1,0 +1,111 @@
+/**
+ * The task pool: Piscina worker threads running the handlers of
+ * `actors/tasks/`. A task is plain data (`{type, ...}`); its result is plain
+ * data or a rejection with an EngineError rebuilt from the worker's
+ * serialized error (same code, same message chain).
+ *
+ * Cancellation never terminates a thread (a killed thread leaves database
+ * sessions and transactions dangling): `run(task, {signal})` forwards an
+ * abort as a cancel notice on a per-pool BroadcastChannel, the handler sees
+ * its own AbortSignal fire, asks its database to stop, and fails with a
+ * `cancelled` error. That is also why Piscina's `signal` option is not used.
+ *
+ * The worker file is resolved next to this module, so the pool runs from the
+ * compiled `dist/actors/worker-entry.js` and, under tsx, from
+ * `actors/worker-entry.ts` (worker threads inherit `--import tsx` from the
+ * parent's execArgv; it is added when the parent got tsx another way).
+ */
+import { randomUUID } from 'node:crypto';
+import { BroadcastChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { EngineError } from '../engine/errors.js';
+import type { CancelNotice, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
+import { rebuildError } from './task-error.js';
+import type { PoolTask, Task, TaskResult } from './tasks/index.js';
+
+export interface TaskPoolOptions {
+  /** Upper bound of worker threads (Piscina's default: 1.5 × available parallelism). */
+  readonly maxThreads?: number;
+  readonly minThreads?: number;
+  /** Milliseconds an idle thread lives before it is stopped. */
+  readonly idleTimeout?: number;
+  /** Pool-level failures not tied to one task (a worker that died). Defaults to a process warning. */
+  readonly onError?: (err: Error) => void;
+}
+
+export interface RunTaskOptions {
+  /** Aborting it cancels the task cooperatively (see the module header). */
+  readonly signal?: AbortSignal;
+}
+
+const ENTRY_IS_TS = import.meta.url.endsWith('.ts');
+
+function workerExecArgv(): string[] | undefined {
+  if (!ENTRY_IS_TS) return undefined; // inherit
+  const hasTsx = process.execArgv.some((a) => a.includes('tsx'));
+  return hasTsx ? undefined : [...process.execArgv, '--import', 'tsx'];
+}
+
+export class TaskPool {
+  readonly #piscina: Piscina<TaskEnvelope, TaskOutcome>;
+  readonly #cancel: BroadcastChannel;
+  #nextId = 1;
+  #destroyed = false;
+
+  constructor(options: TaskPoolOptions = {}) {
+    const cancelChannel = `service-task-cancel-${randomUUID()}`;
+    const workerData: PoolWorkerData = { cancelChannel };
+    const execArgv = workerExecArgv();
+    this.#piscina = new Piscina<TaskEnvelope, TaskOutcome>({
+      filename: new URL(ENTRY_IS_TS ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,
+      workerData,
+      ...(execArgv ? { execArgv } : {}),
+      ...(options.maxThreads !== undefined ? { maxThreads: options.maxThreads } : {}),
+      ...(options.minThreads !== undefined ? { minThreads: options.minThreads } : {}),
+      ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
+    });
+    const onError = options.onError ?? ((err: Error) => process.emitWarning(err, { code: 'SERVICE_POOL' }));
+    this.#piscina.on('error', onError);
+    this.#cancel = new BroadcastChannel(cancelChannel);
+    this.#cancel.unref();
+  }
+
+  get maxThreads(): number {
+    return this.#piscina.maxThreads;
+  }
+
+  /** Ids of the worker threads alive now (health checks, tests proving threads survive cancellation). */
+  threadIds(): number[] {
+    return this.#piscina.threads.map((w) => w.threadId);
+  }
+
+  /** Runs `task` on a worker thread. Rejects with an EngineError (code from the worker) on failure. */
+  run<T extends Task>(task: T, options?: RunTaskOptions): Promise<TaskResult<T>>;
+  run(task: PoolTask, options?: RunTaskOptions): Promise<unknown>;
+  async run(task: PoolTask, options: RunTaskOptions = {}): Promise<unknown> {
+    if (this.#destroyed) throw new EngineError('internal', `worker pool: cannot run task '${task.type}' after shutdown`);
+    const { signal } = options;
+    if (signal?.aborted) throw new EngineError('cancelled', 'cancelled');
+    const taskId = this.#nextId++;
+    const onAbort = () => this.#cancel.postMessage({ type: 'task.cancel', taskId } satisfies CancelNotice);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let outcome: TaskOutcome;
+    try {
+      outcome = await this.#piscina.run({ taskId, task });
+    } catch (err) {
+      throw new EngineError('internal', `worker pool: task '${task.type}' did not complete`, err);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (!outcome.ok) throw rebuildError(outcome.error);
+    return outcome.value;
+  }
+
+  /** Stops every worker thread; tasks still queued or running are rejected. Idempotent. */
+  async destroy(): Promise<void> {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#cancel.close();
+    await this.#piscina.destroy();
+  }
+}

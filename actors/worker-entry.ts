@@ -1,0 +1,58 @@
+/**
+ * Piscina worker entry: runs one task envelope by dispatching on the task's
+ * `type` to the handler table, and turns every failure into a serialized
+ * error in the outcome. Cancel notices arrive on the pool's BroadcastChannel;
+ * a notice can overtake the task itself (the task still queued in Piscina), so
+ * ids not running here are remembered for a while and honoured on start.
+ */
+import { BroadcastChannel } from 'node:worker_threads';
+import { workerData } from 'piscina';
+import { EngineError, serializeError } from '../engine/errors.js';
+import type { CancelNotice, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
+import { isRetryable } from './task-error.js';
+import { handlerFor, taskTypes } from './tasks/index.js';
+
+/** Cancel notices for tasks not (yet) running here; every worker sees every notice, so keep few. */
+const EARLY_CANCEL_LIMIT = 1024;
+
+const running = new Map<number, AbortController>();
+const cancelledEarly = new Set<number>();
+
+const { cancelChannel } = workerData as PoolWorkerData;
+const channel = new BroadcastChannel(cancelChannel);
+channel.unref();
+channel.onmessage = (event: unknown) => {
+  const notice = (event as { data: CancelNotice }).data;
+  if (notice?.type !== 'task.cancel') return;
+  const controller = running.get(notice.taskId);
+  if (controller) {
+    controller.abort(cancelled());
+    return;
+  }
+  cancelledEarly.add(notice.taskId);
+  if (cancelledEarly.size > EARLY_CANCEL_LIMIT) cancelledEarly.delete(cancelledEarly.values().next().value as number);
+};
+
+function cancelled(): EngineError {
+  return new EngineError('cancelled', 'cancelled');
+}
+
+export default async function runTask(envelope: TaskEnvelope): Promise<TaskOutcome> {
+  const { taskId, task } = envelope;
+  const handler = handlerFor(task.type);
+  if (!handler) {
+    const known = taskTypes().join(', ');
+    return { ok: false, error: serializeError(new EngineError('internal', `unknown task type '${task.type}'; known types: ${known}`)) };
+  }
+  const controller = new AbortController();
+  if (cancelledEarly.delete(taskId)) return { ok: false, error: serializeError(cancelled()) };
+  running.set(taskId, controller);
+  try {
+    const value = await handler(task, { taskId, signal: controller.signal });
+    return { ok: true, value };
+  } catch (err) {
+    return { ok: false, error: serializeError(err, isRetryable(err)) };
+  } finally {
+    running.delete(taskId);
+  }
+}
