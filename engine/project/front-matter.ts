@@ -22,7 +22,10 @@ function dropOneNewline(s: string): string {
 }
 
 function tryMapping(text: string): Record<string, unknown> | null {
-  if (!text.trim().startsWith('{')) return null;
+  const t = text.trim();
+  // `-- {{ config(...) }}` is a Jinja expression in a comment, not a mapping
+  // (YAML would read it as one with a mapping as its key).
+  if (!t.startsWith('{') || /^\{[{%#]/.test(t)) return null;
   try {
     const v = parse(text);
     return isMapping(v) ? v : null;
