@@ -9,6 +9,7 @@ import { EngineError } from '../engine/errors.js';
 import { parseBuildArgs } from './build/args.js';
 import { buildCommand } from './build/command.js';
 import { buildHelp, commandHelp } from './build/help.js';
+import { connsList, connsTest } from './conns.js';
 import { printUsageError, processIo, type Io } from './io.js';
 
 const VERSION = '0.1.0';
@@ -16,6 +17,8 @@ const VERSION = '0.1.0';
 function program() {
   const prog = sade('service').version(VERSION);
   prog.command('build <command> [path]', 'Compile and run SQL models: run, list, test, compile').example('build run examples/shop');
+  prog.command('conns list', 'List the connections this machine knows (name, type, kind, source)').option('-o', 'output: table or json', 'table');
+  prog.command('conns test <name>', 'Connect with a 10 s timeout and run select 1');
   return prog;
 }
 
@@ -41,6 +44,13 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       return 0;
     }
     return buildCommand(args, io);
+  }
+  if (group === 'conns') {
+    const [sub, ...more] = rest;
+    if (sub === 'list') return connsList(io, more.includes('json') || more.includes('-o=json') || more.includes('--json'));
+    if (sub === 'test') return connsTest(more[0], io);
+    io.err(`error: unknown conns command "${sub ?? ''}", expected list or test\nRun 'service --help' for usage.\n`);
+    return 2;
   }
   if (group === undefined || group === '--help' || group === '-h' || group === 'help') {
     program().help();

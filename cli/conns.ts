@@ -1,0 +1,61 @@
+/**
+ * `service conns list` and `service conns test NAME` on this machine's
+ * connections (the project `env.yaml` in the working directory,
+ * `~/.service/env.yaml`, URL environment variables). A database test opens a
+ * connection with a 10 s timeout and runs `select 1` (api.md §4.4).
+ */
+import { join } from 'node:path';
+import { loadConnections } from '../engine/connections/index.js';
+import { errorChain } from '../engine/errors.js';
+import { openTarget } from '../engine/targets/index.js';
+import type { Io } from './io.js';
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+function registry() {
+  return loadConnections({ projectEnvFile: join(process.cwd(), 'env.yaml') });
+}
+
+export function connsList(io: Io, json: boolean): number {
+  const rows = registry().list();
+  if (json) {
+    io.out(JSON.stringify(rows) + '\n');
+    return 0;
+  }
+  const header = ['NAME', 'TYPE', 'KIND', 'SOURCE'];
+  const table = [header, ...rows.map((r) => [r.name, r.type, r.kind, r.source])];
+  const widths = header.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  io.out(table.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('   ').trimEnd()).join('\n') + '\n');
+  return 0;
+}
+
+export async function connsTest(name: string | undefined, io: Io): Promise<number> {
+  if (!name) {
+    io.err("error: conns test needs a connection name\nRun 'service conns --help' for usage.\n");
+    return 2;
+  }
+  const reg = registry();
+  const conn = reg.get(name);
+  if (!conn) {
+    io.err(`fatal: connection ${name} not found\n`);
+    return 1;
+  }
+  try {
+    const target = openTarget(conn, { connectTimeoutMs: CONNECT_TIMEOUT_MS, poolSize: 1 });
+    try {
+      const session = await target.open();
+      try {
+        await session.countQuery('select 1');
+      } finally {
+        await session.close();
+      }
+    } finally {
+      await target.close();
+    }
+  } catch (err) {
+    io.err(`fatal: could not connect to ${conn.name}: ${reg.redact(errorChain(err))}\n`);
+    return 1;
+  }
+  io.out(`Connection ${conn.name}: valid\n`);
+  return 0;
+}
