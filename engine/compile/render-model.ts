@@ -96,7 +96,8 @@ export function renderModel(env: RenderEnv, model: RenderableModel, prepared: Pr
     this: renderName(nameParts(model.naming), false),
     is_incremental: () => incr.isIncremental,
     incremental_where_cond: () => incr.whereCond,
-    incremental_value: () => incr.value,
+    // §6.2: the lower bound as a SQL literal, or the SQL text `null` (never an empty string).
+    incremental_value: () => incr.value ?? 'null',
     config: (...args: unknown[]) => {
       if (!model.hasFrontMatter) config = applyConfigCall(model.name, config, callArgs(args).kwargs, env.logger);
       return '';
