@@ -3,6 +3,7 @@
  * by the database (PostgreSQL `pg_cancel_backend` from the control
  * connection, DuckDB `interrupt()`), the call rejects with the `cancelled`
  * error within seconds, nothing is left running, and no temp table remains.
+ * A cancel request is consumed by that one failure: the session stays usable.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -55,7 +56,7 @@ test('postgres: cancel stops the running statement', async (t) => {
     assert.ok(isCancelledError(await running), 'rejected with the cancelled error');
     assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
     assert.equal(await activeSleeps(), 0);
-    await assert.rejects(s.exec('select 1'), isCancelledError, 'a cancelled session runs nothing more');
+    assert.deepEqual(await s.exec('select 1'), { rows: 1 }, 'the session stays usable for the next operation');
     await s.close();
   });
 
@@ -75,24 +76,33 @@ test('postgres: cancel stops the running statement', async (t) => {
     await s.close();
   });
 
-  await t.test('Target.cancel(cancelKey) stops a session from outside (another thread holds only the key)', async () => {
+  await t.test('Target.cancel(cancelKey) stops a session by its key, also from another Target (another thread)', async () => {
     const s = await target.open();
     assert.match(s.cancelKey, /^\d+$/);
-    const running = settle(s.exec('select pg_sleep(30)'));
+    const first = settle(s.exec('select pg_sleep(30)'));
     await sleep(1000);
     await target.cancel(s.cancelKey);
-    assert.ok(isCancelledError(await running), 'rejected with the cancelled error');
+    assert.ok(isCancelledError(await first), 'rejected with the cancelled error');
     assert.equal(await activeSleeps(), 0);
-    assert.deepEqual(await s.exec('select 1'), { rows: 1 }, 'the session itself was not cancelled and stays usable');
+
+    const elsewhere = openTarget(connectionFromUrl('PG', db.url, ctx));
+    const second = settle(s.exec('select pg_sleep(30)'));
+    await sleep(1000);
+    await elsewhere.cancel(s.cancelKey);
+    assert.ok(isCancelledError(await second), 'a bare pg_cancel_backend is recognised as a cancel');
+    assert.equal(await activeSleeps(), 0);
+    await elsewhere.close();
+    assert.deepEqual(await s.exec('select 1'), { rows: 1 });
     await s.close();
   });
 
-  await t.test('cancel with nothing in flight makes the next statement fail at once', async () => {
+  await t.test('a cancel that lands between statements fails the next one, once', async () => {
     const s = await target.open();
     await s.cancel();
     const started = Date.now();
     await assert.rejects(s.exec('select pg_sleep(30)'), isCancelledError);
     assert.ok(Date.now() - started < 1000);
+    assert.deepEqual(await s.exec('select 1'), { rows: 1 });
     await s.close();
   });
 });
@@ -115,6 +125,7 @@ test('duckdb: cancel interrupts a long query', async (t) => {
     await s.cancel();
     assert.ok(isCancelledError(await running), 'rejected with the cancelled error');
     assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+    assert.equal(await s.countQuery('select 42'), 42, 'the session stays usable');
     await s.close();
   });
 

@@ -13,10 +13,10 @@
  * command (the daemon re-calls this when a file's mtime changes).
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { EngineError } from '../errors.js';
+import { serviceHomeDir } from '../home-env.js';
 import { CONNECTION_NAME, connectionInfo, type Connection, type ConnectionInfo, type ConnectionSource } from './connection.js';
 import { connectionFromEntry, connectionFromUrl, connectionUrlType } from './parse-entry.js';
 import { redact } from './redact.js';
@@ -53,11 +53,6 @@ export interface ConnectionRegistry {
   readonly problems: readonly EnvFileProblem[];
   /** `redact` with every known password added to the secret list. */
   redact(text: string): string;
-}
-
-export function serviceHomeDir(env: NodeJS.ProcessEnv): string {
-  const dir = env.SERVICE_HOME_DIR;
-  return dir !== undefined && dir !== '' ? dir : join(homedir(), '.service');
 }
 
 function firstLine(s: string): string {

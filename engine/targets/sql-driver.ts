@@ -29,7 +29,10 @@ export interface SqlDriver {
   batch(statements: readonly string[]): Promise<number[]>;
   /** Best-effort statement that still runs after a cancel and never throws (ROLLBACK, DROP TMP). */
   cleanup(sql: string): Promise<void>;
-  /** Stops the in-flight statement; later `query`/`batch` calls fail with `cancelled`. */
+  /**
+   * Stops the in-flight statement, or makes the next `query`/`batch` fail if
+   * none is running; the request is consumed by that one `cancelled` failure.
+   */
   cancel(): Promise<void>;
   close(): Promise<void>;
 }

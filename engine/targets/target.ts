@@ -13,6 +13,12 @@
  * Every method that materializes fails with an `EngineError` whose chain is
  * the spec's message (§7, §8.5, §11.5, §18); a cancelled statement fails with
  * code `cancelled` and message `cancelled`, never wrapped.
+ *
+ * Cancellation is consumed by one failure: a cancel request fails the
+ * statement in flight, or, when it lands between two statements, the next
+ * one. The operation then stops (cleaning up its temp table and transaction)
+ * and the session stays usable, so one long-lived session (the DuckDB actor's)
+ * survives cancelling one node.
  */
 
 export type TargetType = 'postgres' | 'duckdb';
@@ -121,7 +127,7 @@ export interface TargetSession {
   countQuery(sql: string): Promise<number>;
   /** §11.5; rows = data rows loaded. */
   loadSeed(rel: Relation, source: SeedSource, opts: SeedOptions): Promise<Rows>;
-  /** Stops the in-flight statement; it (and any later one) fails with `cancelled`. */
+  /** Stops the in-flight statement (or the next one, if none is running); it fails with `cancelled`. */
   cancel(): Promise<void>;
   /** Returns the connection; the session is unusable afterwards. */
   close(): Promise<void>;
@@ -137,7 +143,11 @@ export interface Target {
   readonly defaultSchema: string;
   /** Opens a session; failure is `could not connect to '<t>': <cause>` (code `connection`). */
   open(): Promise<TargetSession>;
-  /** Cancels the statement of the session with this key (§13.4), from any caller. */
+  /**
+   * Cancels the session with this key (§13.4) like `TargetSession.cancel`
+   * when it was opened by this Target; a PostgreSQL key from another process
+   * gets a single `pg_cancel_backend`.
+   */
   cancel(cancelKey: string): Promise<void>;
   /** Releases pools and control connections; open sessions must be closed first. */
   close(): Promise<void>;

@@ -23,7 +23,8 @@ function toResult(reader: DuckDBResultReader): StatementResult {
 
 export class DuckdbDriver implements SqlDriver {
   private inFlight: Promise<unknown> | undefined;
-  private cancelled = false;
+  /** A cancel request not yet consumed by a failed statement (see SqlDriver.cancel). */
+  private cancelRequested = false;
   private closed = false;
 
   constructor(
@@ -76,7 +77,7 @@ export class DuckdbDriver implements SqlDriver {
   }
 
   async cancel(): Promise<void> {
-    this.cancelled = true;
+    this.cancelRequested = true;
     const inFlight = this.inFlight;
     if (inFlight !== undefined) await cancelUntilSettled(inFlight, () => this.connection.interrupt(), 100);
   }
@@ -88,8 +89,13 @@ export class DuckdbDriver implements SqlDriver {
     this.onClose();
   }
 
+  private consumeCancel(): Error {
+    this.cancelRequested = false;
+    return cancelledError();
+  }
+
   private async track<T>(start: () => Promise<T>): Promise<T> {
-    if (this.cancelled) throw cancelledError();
+    if (this.cancelRequested) throw this.consumeCancel();
     let work: Promise<T> | undefined;
     try {
       work = start();
@@ -97,7 +103,7 @@ export class DuckdbDriver implements SqlDriver {
       return await work;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (this.cancelled || /^INTERRUPT Error/.test(message)) throw cancelledError();
+      if (this.cancelRequested || /^INTERRUPT Error/.test(message)) throw this.consumeCancel();
       throw new SqlError(message);
     } finally {
       if (this.inFlight === work) this.inFlight = undefined;

@@ -35,7 +35,8 @@ function toResult(r: pg.QueryResult<unknown[]>): StatementResult {
 
 export class PostgresDriver implements SqlDriver {
   private inFlight: Promise<unknown> | undefined;
-  private cancelled = false;
+  /** A cancel request not yet consumed by a failed statement (see SqlDriver.cancel). */
+  private cancelRequested = false;
   /** The connection itself failed (no SQLSTATE): it must not go back to the pool. */
   private broken = false;
   private closed = false;
@@ -45,6 +46,7 @@ export class PostgresDriver implements SqlDriver {
     readonly pid: number,
     private readonly canceller: BackendCanceller,
     private readonly secrets: readonly (string | undefined)[],
+    private readonly onClose: () => void = () => {},
   ) {}
 
   get cancelKey(): string {
@@ -82,7 +84,7 @@ export class PostgresDriver implements SqlDriver {
   }
 
   async cancel(): Promise<void> {
-    this.cancelled = true;
+    this.cancelRequested = true;
     const inFlight = this.inFlight;
     if (inFlight !== undefined) await cancelUntilSettled(inFlight, () => this.canceller.cancelBackend(this.pid));
   }
@@ -90,11 +92,17 @@ export class PostgresDriver implements SqlDriver {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.onClose();
     this.client.release(this.broken ? true : undefined);
   }
 
+  private consumeCancel(): Error {
+    this.cancelRequested = false;
+    return cancelledError();
+  }
+
   private async track<T>(start: () => Promise<T>): Promise<T> {
-    if (this.cancelled) throw cancelledError();
+    if (this.cancelRequested) throw this.consumeCancel();
     let work: Promise<T> | undefined;
     try {
       work = start();
@@ -113,7 +121,7 @@ export class PostgresDriver implements SqlDriver {
     const message = typeof e.message === 'string' ? e.message : String(err);
     // 57014 "canceling statement due to user request" is pg_cancel_backend, possibly sent by
     // Target.cancel from another thread; a statement_timeout has a different message.
-    if (this.cancelled || (code === '57014' && /user request/i.test(message))) return cancelledError();
+    if (this.cancelRequested || (code === '57014' && /user request/i.test(message))) return this.consumeCancel();
     if (code === undefined) this.broken = true;
     return new SqlError(redact(message, this.secrets), code);
   }

@@ -13,7 +13,7 @@ import { quoteIdent, quoteRelation, tempRelation, wrapQuery } from '../relation.
 import type { FlowContext } from '../session-parts.js';
 import { isCancelled, sqlStateOf } from '../sql-driver.js';
 import { DEPENDENT_OBJECTS, inTransaction } from '../table-modes.js';
-import type { MaterializeOptions, Relation, Rows } from '../target.js';
+import type { MaterializeOptions, Relation, RelationKind, Rows } from '../target.js';
 import type { PostgresDriver } from './driver.js';
 
 /** SQLSTATE raised when CREATE OR REPLACE VIEW would remove, rename or retype a column. */
@@ -25,14 +25,14 @@ const VIEW_COLUMNS_CHANGED = '42P16';
  * drop message; any other failure keeps TMP for inspection.
  */
 export async function swapIntoPlace(ctx: FlowContext<PostgresDriver>, rel: Relation, tmp: Relation, cascade: boolean): Promise<void> {
-  const kind = await ctx.introspect.relationKind(ctx.driver, rel);
-  const statements = [
-    ...(kind === 'view' ? [dropSql('view', rel, cascade, false)] : []),
-    dropSql('table', rel, cascade),
-    `ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(rel.name)}`,
-  ];
+  let kind: RelationKind | null = null;
   try {
-    await inTransaction(ctx.driver, statements);
+    kind = await ctx.introspect.relationKind(ctx.driver, rel);
+    await inTransaction(ctx.driver, [
+      ...(kind === 'view' ? [dropSql('view', rel, cascade, false)] : []),
+      dropSql('table', rel, cascade),
+      `ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(rel.name)}`,
+    ]);
   } catch (err) {
     if (isCancelled(err) || sqlStateOf(err) === DEPENDENT_OBJECTS) {
       await ctx.driver.cleanup(dropSql('table', tmp, false));

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL target (§7.10): a pool of session connections plus one
  * control connection, opened on first use, that issues
- * `pg_cancel_backend(<pid>)` (§13.4). Both attach `error` listeners: an idle
+ * `pg_cancel_backend(<pid>)` (§13.4); a session's cancel key is its pid. Both attach `error` listeners: an idle
  * connection dropped by the server must not crash the process (DESIGN.md).
  */
 import pg from 'pg';
@@ -98,6 +98,8 @@ class PostgresTarget implements Target {
   private readonly pool: pg.Pool;
   private readonly control: ControlConnection;
   private readonly secrets: readonly (string | undefined)[];
+  /** Open sessions by cancel key, so `cancel(key)` gets the full in-process cancel. */
+  private readonly sessions = new Map<string, PostgresDriver>();
 
   constructor(conn: PostgresConnection, options: PostgresTargetOptions) {
     this.name = conn.name;
@@ -121,11 +123,16 @@ class PostgresTarget implements Target {
     // node-postgres keeps the backend pid from BackendKeyData; not in its type declarations.
     let pid = (client as unknown as { processID?: number }).processID;
     if (typeof pid !== 'number') pid = Number((await client.query('SELECT pg_backend_pid()')).rows[0]?.pg_backend_pid);
-    return new SqlSession(new PostgresDriver(client, pid, this.control, this.secrets), parts);
+    const key = String(pid);
+    const driver = new PostgresDriver(client, pid, this.control, this.secrets, () => this.sessions.delete(key));
+    this.sessions.set(key, driver);
+    return new SqlSession(driver, parts);
   }
 
   async cancel(cancelKey: string): Promise<void> {
-    await this.control.cancelBackend(Number(cancelKey));
+    const local = this.sessions.get(cancelKey);
+    if (local !== undefined) await local.cancel();
+    else await this.control.cancelBackend(Number(cancelKey));
   }
 
   async close(): Promise<void> {
