@@ -143,6 +143,18 @@ test('postgres materialization modes', async (t) => {
     assert.equal(await s.relationKind({ schema: 'mart', name: 'orders_dep' }), null);
   });
 
+  await t.test('a swap failure other than dependencies keeps the temp table for inspection', async () => {
+    // A sequence named like the model makes `DROP TABLE IF EXISTS` fail with "is not a table".
+    await client.query('create sequence mart.seqlike');
+    const S: Relation = { schema: 'mart', name: 'seqlike' };
+    const msg = await chainOf(s.fullRefresh(S, Q3, opts));
+    assert.match(msg, /^could not rename temp table to 'mart\.seqlike' \(temp left at mart\._service_tmp_seqlike_abcdef\): "seqlike" is not a table/);
+    assert.deepEqual(await tmpTables(), [['_service_tmp_seqlike_abcdef']]);
+    assert.equal(await count(probe, 'mart._service_tmp_seqlike_abcdef'), 3);
+    await s.dropRelation({ schema: 'mart', name: '_service_tmp_seqlike_abcdef' }, 'table', false);
+    await client.query('drop sequence mart.seqlike');
+  });
+
   await t.test('a view is replaced in place, and recreated when its columns change', async () => {
     const V: Relation = { schema: 'mart', name: 'v' };
     await s.view(V, `select 1 as id, 'a' as label`, opts);
