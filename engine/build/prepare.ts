@@ -8,10 +8,11 @@
 import { join } from 'node:path';
 import { loadConnections, type Connection } from '../connections/index.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
+import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { findConfigFiles } from '../project/config.js';
-import { findChildProjects } from '../project/discover.js';
+import { discover, findChildProjects } from '../project/discover.js';
 import { loadProject, resolveBuildPath } from '../project/load.js';
 
 export type BuildVerb = 'run' | 'list' | 'test' | 'compile';
@@ -61,6 +62,14 @@ const SUPPORTED: ReadonlySet<string> = new Set(['postgres', 'duckdb']);
 
 /** Loads, resolves the target per verb, compiles and selects one project. */
 export function prepareBuild(req: BuildRequest, logger: Logger): PreparedBuild {
+  const c = compileBuild(req, logger);
+  return { ...c, selected: selectCompiled(c.compiled, req.select, req.exclude) };
+}
+
+type CompiledBuild = Omit<PreparedBuild, 'selected'>;
+
+/** Load, target resolution and compile: everything before selection. */
+function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
   const project = loadProject(req.path, { ...req, logger });
   const targetName = project.settings.target ?? '';
   if (req.verb !== 'list' && targetName === '') throw new EngineError('target', NO_TARGET);
@@ -79,6 +88,58 @@ export function prepareBuild(req: BuildRequest, logger: Logger): PreparedBuild {
     }
   }
   const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh });
-  const selected = selectCompiled(compiled, req.select, req.exclude);
-  return { root: project.root, compiled, selected, targetName, connection };
+  return { root: project.root, compiled, targetName, connection };
+}
+
+export interface SubProjectResult {
+  /** Child directory name. */
+  readonly dir: string;
+  readonly path: string;
+  readonly prepared?: PreparedBuild;
+  /** Load, compile or selection failure: the child runs nothing (§17). */
+  readonly error?: unknown;
+}
+
+/**
+ * §17 independent mode: every child prepared on its own with the same flags,
+ * in directory-name order. Files outside the children are ignored with a
+ * warning. A selector item that resolves in at least one child is not an
+ * error in the others **[ext]**; one that resolves nowhere fails every child.
+ */
+export function prepareSubProjects(req: BuildRequest, root: string, children: readonly string[], logger: Logger): SubProjectResult[] {
+  const outside = discover(root, { dbtProject: null }).length;
+  if (outside > 0) logger.log('warn', `ignoring ${outside} file(s) outside sub-projects`);
+  const stages = children.map((dir) => {
+    const path = join(root, dir);
+    try {
+      return { dir, path, compiled: compileBuild({ ...req, path, recursive: false }, logger) };
+    } catch (err) {
+      return { dir, path, error: err as unknown };
+    }
+  });
+  const graphs = stages.flatMap((s) => (s.compiled ? [s.compiled.compiled] : []));
+  const include = splitSelectors(req.select);
+  const exclude = splitSelectors(req.exclude);
+  const resolvesIn = (cp: CompiledProject, item: string) => {
+    try {
+      selectCompiled(cp, [item], []);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // Items that resolve somewhere are dropped where they do not; the rest stay and fail as usual.
+  const somewhere = new Set([...include, ...exclude].filter((item) => graphs.some((cp) => resolvesIn(cp, item))));
+  return stages.map(({ dir, path, compiled, error }) => {
+    if (!compiled) return { dir, path, error };
+    const keep = (item: string) => !somewhere.has(item) || resolvesIn(compiled.compiled, item);
+    const inc = include.filter(keep);
+    try {
+      // Every include item dropped here: nothing of this child was asked for.
+      const selected = include.length > 0 && inc.length === 0 ? [] : selectCompiled(compiled.compiled, inc, exclude.filter(keep));
+      return { dir, path, prepared: { ...compiled, selected } };
+    } catch (err) {
+      return { dir, path, error: err };
+    }
+  });
 }
