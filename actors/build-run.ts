@@ -5,6 +5,8 @@
  * owns the database file (one task at a time). Hosts call `startBuild` and
  * render the events; nothing here writes to stdout.
  */
+import { randomUUID } from 'node:crypto';
+import { BroadcastChannel } from 'node:worker_threads';
 import type { Connection } from '../engine/connections/connection.js';
 import { executeNode } from '../engine/build/execute-node.js';
 import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
@@ -13,6 +15,7 @@ import type { Level, Logger } from '../engine/log.js';
 import { openTarget, type SchemaRef, type Target, type TargetSession } from '../engine/targets/index.js';
 import { createNunjucksEngine } from '../engine/template/nunjucks-engine.js';
 import { duckdbActor } from './duckdb-actor.js';
+import type { LogMessage } from './tasks/build-node.js';
 import { TaskPool } from './pool.js';
 import { RunActor } from './runtime.js';
 
@@ -92,27 +95,85 @@ interface Runner {
   close(): Promise<void>;
 }
 
+/**
+ * How long a finished task may take to deliver its log `end` marker. It
+ * normally arrives within a millisecond of the result; it never arrives when
+ * the handler did not run (a worker that died, a cancel that overtook the
+ * task), and then this bounds the wait.
+ */
+const LOG_END_GRACE_MS = 500;
+
+/** The host side of the tasks' log channel: lines go to the run's logger. */
+function logReceiver(logger: Logger) {
+  const name = `service-build-log-${randomUUID()}`;
+  const channel = new BroadcastChannel(name);
+  channel.unref();
+  const waiting = new Map<string, () => void>();
+  const ended = new Set<string>();
+  channel.onmessage = (event: unknown) => {
+    const m = (event as { data: LogMessage }).data;
+    if (m?.type === 'line') logger.log(m.level, m.message);
+    else if (m?.type === 'end') {
+      const wake = waiting.get(m.key);
+      if (wake) wake();
+      else ended.add(m.key);
+    }
+  };
+  return {
+    name,
+    /** Resolves once `key`'s end marker arrived (or after the grace period). */
+    async drained(key: string): Promise<void> {
+      if (ended.delete(key)) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, LOG_END_GRACE_MS);
+        function done() {
+          clearTimeout(timer);
+          waiting.delete(key);
+          resolve();
+        }
+        waiting.set(key, done);
+      });
+    },
+    close: () => channel.close(),
+  };
+}
+
 /** PostgreSQL: node tasks on worker threads; cancel aborts the task, whose handler cancels the backend. */
 function poolRunner(input: BuildRunInput): Runner {
   const pool = new TaskPool({ maxThreads: Math.max(1, input.threads), minThreads: 1 });
   const aborts = new Map<string, AbortController>();
+  const logs = logReceiver(input.logger);
+  let attempt = 0;
   return {
     async execute(id, node) {
       const ac = new AbortController();
       aborts.set(id, ac);
+      const key = `${id}#${++attempt}`;
       try {
         return await pool.run(
-          { type: 'build.node', node, connection: input.connection, settings: input.settings, logLevel: input.logLevel, jsonLogs: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON' },
+          {
+            type: 'build.node',
+            node,
+            connection: input.connection,
+            settings: input.settings,
+            logLevel: input.logLevel,
+            jsonLogs: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON',
+            log: { channel: logs.name, key },
+          },
           { signal: ac.signal },
         );
       } finally {
         aborts.delete(id);
+        await logs.drained(key);
       }
     },
     async cancel(id) {
       aborts.get(id)?.abort();
     },
-    close: () => pool.destroy(),
+    close: async () => {
+      await pool.destroy();
+      logs.close();
+    },
   };
 }
 
