@@ -130,12 +130,13 @@ test('postgres materialization modes', async (t) => {
 
   await t.test('a dependent view blocks the swap without cascade and is dropped with it', async () => {
     await client.query('create view mart.orders_dep as select id from mart.orders');
-    const msg = await chainOf(s.fullRefresh(T, `select 9 as id, 'n' as label`, opts));
+    // A changed shape cannot be refilled in place: the swap needs the drop.
+    const msg = await chainOf(s.fullRefresh(T, `select 9 as id, 'n' as label, 1 as extra`, opts));
     assert.equal(msg, 'could not drop table mart.orders (dependent objects may exist; set drop_cascade: true to force)');
     assert.equal(await count(probe), 3, 'old table unchanged');
     assert.deepEqual(await tmpTables(), []);
     assert.equal(await chainOf(s.dropRelation(T, 'table', false)), msg);
-    assert.deepEqual(await s.fullRefresh(T, `select 9 as id, 'n' as label`, { ...opts, dropCascade: true }), { rows: 1 });
+    assert.deepEqual(await s.fullRefresh(T, `select 9 as id, 'n' as label, 1 as extra`, { ...opts, dropCascade: true }), { rows: 1 });
     assert.equal(await s.relationKind({ schema: 'mart', name: 'orders_dep' }), null);
     await client.query('create view mart.orders_dep as select id from mart.orders');
     await s.dropRelation(T, 'table', true);
@@ -167,6 +168,15 @@ test('postgres materialization modes', async (t) => {
     await client.query('drop view mart.v_dep');
     assert.deepEqual(await s.view(V, `select 'x' as label`, opts), { rows: 0 });
     assert.deepEqual(await probe('select * from mart.v'), [['x']]);
+  });
+
+  await t.test('[ext] an unchanged shape with a dependent view is refilled in place, keeping the view', async () => {
+    await s.fullRefresh(T, Q3, opts);
+    await client.query('create view mart.orders_keep as select id from mart.orders');
+    assert.deepEqual(await s.fullRefresh(T, `select 7 as id, 'z' as label`, opts), { rows: 1 });
+    assert.deepEqual(await probe('select id from mart.orders_keep'), [[7]]);
+    assert.deepEqual(await tmpTables(), []);
+    await client.query('drop view mart.orders_keep');
   });
 
   await t.test('view over a table with a dependent view needs cascade', async () => {

@@ -34,6 +34,10 @@ export async function swapIntoPlace(ctx: FlowContext<PostgresDriver>, rel: Relat
       `ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(rel.name)}`,
     ]);
   } catch (err) {
+    if (!isCancelled(err) && sqlStateOf(err) === DEPENDENT_OBJECTS && kind === 'table' && (await sameColumns(ctx, rel, tmp))) {
+      await refillInPlace(ctx, rel, tmp);
+      return;
+    }
     if (isCancelled(err) || sqlStateOf(err) === DEPENDENT_OBJECTS) {
       await ctx.driver.cleanup(dropSql('table', tmp, false));
       if (isCancelled(err)) throw err;
@@ -41,6 +45,39 @@ export async function swapIntoPlace(ctx: FlowContext<PostgresDriver>, rel: Relat
     }
     throw renameFailed(rel, tmp, err);
   }
+}
+
+const COLUMNS_SQL = `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute a
+  WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`;
+
+/** Same column names and types in the same order: the new rows fit the old table. */
+async function sameColumns(ctx: FlowContext<PostgresDriver>, rel: Relation, tmp: Relation): Promise<boolean> {
+  try {
+    const [a, b] = await Promise.all([rel, tmp].map((r) => ctx.driver.query(COLUMNS_SQL, [quoteRelation(r)])));
+    return JSON.stringify(a!.rows) === JSON.stringify(b!.rows);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * [ext] When views depend on the table and its shape is unchanged, replace
+ * the rows instead of the table: `BEGIN; TRUNCATE T; INSERT INTO T SELECT *
+ * FROM TMP; COMMIT;` keeps the dependent views valid and is still atomic for
+ * readers (TRUNCATE holds its lock until COMMIT). dbt would drop the views
+ * with CASCADE; re-running a project must not fail or lose them.
+ */
+async function refillInPlace(ctx: FlowContext<PostgresDriver>, rel: Relation, tmp: Relation): Promise<void> {
+  try {
+    await inTransaction(ctx.driver, [`TRUNCATE TABLE ${quoteRelation(rel)}`, `INSERT INTO ${quoteRelation(rel)} SELECT * FROM ${quoteRelation(tmp)}`]);
+  } catch (err) {
+    if (isCancelled(err)) {
+      await ctx.driver.cleanup(dropSql('table', tmp, false));
+      throw err;
+    }
+    throw renameFailed(rel, tmp, err); // like a failed rename: TMP is kept for inspection
+  }
+  await ctx.driver.cleanup(dropSql('table', tmp, false));
 }
 
 export async function fullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
