@@ -3,10 +3,9 @@
 // order, §3.3 mode/schema/target resolution, and the load errors/warnings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build, compiledNode, duckProject, fatal, json, listNames, logLines, project, warehouseCreated, withEnv, DUCK_ENV } from './helpers/build-cli.js';
+import { build, tempDir, compiledNode, duckProject, fatal, json, listNames, logLines, project, warehouseCreated, withEnv, DUCK_ENV } from './helpers/build-cli.js';
 
 const tables = (r: Awaited<ReturnType<typeof build>>) => (json(r) as { name: string; table?: string }[]).map((e) => `${e.name}=${e.table}`);
 
@@ -82,7 +81,7 @@ test('§3.2 ${VAR} and ${VAR:-fallback}; empty counts as unset; bare $VAR is lit
 });
 
 test('§3.2 lookup falls back to the env: map of $SERVICE_HOME_DIR/env.yaml; the process env wins', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
+  const home = tempDir('svc-home-');
   writeFileSync(join(home, 'env.yaml'), 'env:\n  SVC_T_HOMEVAR: from_home\n');
   const dir = duckProject({ 'a.sql': "select '{{ v }}' as v" }, 'target: DUCK\nvars: {v: "${SVC_T_HOMEVAR}"}\n');
   await withEnv({ SERVICE_HOME_DIR: home, SVC_T_HOMEVAR: undefined }, async () => {
@@ -241,7 +240,32 @@ test('§3.1 invalid YAML and type errors: could not load <file>: could not parse
     assert.equal(r.code, 1, text);
     assert.equal(r.out, '');
     assert.match(fatal(r), /^could not load build project from .*: could not load service_build\.yml: could not parse config file: \S/, text);
+    // One fatal line: the YAML library's code frame is not part of the detail.
+    assert.equal(r.err.split('\n').length, 2, r.err);
   }
+});
+
+test('§3.4 compile: an unsupported or malformed target connection is a target error', async () => {
+  const mysql = project({ 'service_build.yml': 'target: MY\n', 'env.yaml': 'connections:\n  MY:\n    type: mysql\n    url: mysql://u@h/db\n', 'a.sql': 'select 1' });
+  const r = await build('compile', mysql);
+  assert.equal(r.code, 1);
+  assert.equal(r.err, "fatal: target 'MY' has type 'mysql'; service build supports postgres and duckdb\n");
+  const broken = project({ 'service_build.yml': 'target: D\n', 'env.yaml': 'connections:\n  D:\n    type: duckdb\n', 'a.sql': 'select 1' });
+  const b = await build('compile', broken);
+  assert.equal(b.code, 1);
+  assert.match(b.err, /^fatal: connection 'D': duckdb connections need an instance path/);
+  // list never looks at the connection.
+  assert.equal((await build('list', mysql, '--json')).code, 0);
+});
+
+test('§3.4 an environment variable holding a duckdb:// URL is a target; compile does not create the file', async () => {
+  const dir = project({ 'service_build.yml': 'target: SVC_T_DUCKURL\n', 'a.sql': "select '{{ target.type }}' as t" });
+  await withEnv({ SVC_T_DUCKURL: `duckdb://${dir}/wh.duckdb` }, async () => {
+    const r = await build('compile', dir, '--json');
+    assert.equal(r.code, 0, r.err);
+    assert.equal(compiledNode(r, 'a').sql, "select 'duckdb' as t");
+    assert.equal(warehouseCreated(dir), false);
+  });
 });
 
 test('§3.1 defaults.mode and defaults.merge_strategy validation; snapshot warning', async () => {

@@ -86,6 +86,7 @@ test('§5.1 an empty /** **/ is front-matter: config() in the body renders to no
 test('§5.1 invalid YAML and non-mapping front-matter', async () => {
   const bad = await failure('/**\nmode: [unclosed\n**/\nselect 1');
   assert.match(bad.message, new RegExp(`^could not load build project from ${bad.dir}: model 'm': could not parse YAML frontmatter: \\S`));
+  assert.doesNotMatch(bad.message, /\n|:$/);
   for (const body of ['/**\n- a\n- b\n**/\nselect 1', '/** 42 **/\nselect 1']) {
     const r = await failure(body);
     assert.match(r.message, new RegExp(`^could not load build project from ${r.dir}: model 'm': could not parse YAML frontmatter: \\S`), body);

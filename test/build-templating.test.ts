@@ -3,10 +3,9 @@
 // folder-scoped macros, `@name`, and FROM/JOIN reference rewriting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build, compiledNode, duckProject, fatal, json, logLines, withEnv } from './helpers/build-cli.js';
+import { build, tempDir, compiledNode, duckProject, fatal, json, logLines, withEnv } from './helpers/build-cli.js';
 
 const HELLO = `select '{{ var("region", "eu") }}' as region, '{{ env_var("TEAM", "core") }}' as team,
        '{{ target.name }}/{{ target.type }}/{{ target.schema }}' as tgt, {{ limit_n }} as n
@@ -64,7 +63,7 @@ test('§6.2 target without a known connection: warning, type ""; env_var reads t
   assert.equal(compiledNode(r, 'm').sql, "select 'NOWHERE//public' as t");
   assert.deepEqual(logLines(r.err), ["WRN target connection 'NOWHERE' not found locally; statement splitting will use the generic dialect"]);
 
-  const home = mkdtempSync(join(tmpdir(), 'svc-home-'));
+  const home = tempDir('svc-home-');
   writeFileSync(join(home, 'env.yaml'), 'env:\n  SVC_T_HOME_TEAM: from_home\n');
   const env = duckProject({ 'm.sql': "select '{{ env_var(\"SVC_T_HOME_TEAM\") }}' as t" });
   await withEnv({ SERVICE_HOME_DIR: home, SVC_T_HOME_TEAM: undefined }, async () => {

@@ -6,7 +6,7 @@
  * (`-R` with no root config, §17) are prepared one by one.
  */
 import { join } from 'node:path';
-import { loadConnections, type Connection } from '../connections/index.js';
+import { declaredType, loadConnections, type Connection } from '../connections/index.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
@@ -81,8 +81,11 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
     if (!connection) {
       if (req.verb === 'compile') logger.log('warn', `target connection '${targetName}' not found locally; statement splitting will use the generic dialect`);
       else throw new EngineError('target', `connection '${targetName}' not found`);
+    } else if (connection.type === 'invalid') {
+      throw new EngineError('target', `connection '${targetName}': ${connection.problem}`);
     } else if (!SUPPORTED.has(connection.type)) {
-      throw new EngineError('target', `target '${targetName}' has type '${connection.type}'; service build supports postgres and duckdb`);
+      // The type as written (`mysql`), not the registry's `unsupported` marker.
+      throw new EngineError('target', `target '${targetName}' has type '${declaredType(connection)}'; service build supports postgres and duckdb`);
     } else {
       targetType = connection.type as TargetType;
     }

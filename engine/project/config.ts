@@ -11,6 +11,7 @@ import { EngineError } from '../errors.js';
 import { lookupVar } from '../home-env.js';
 import type { Logger } from '../log.js';
 import { substituteEnv, unresolvedIn } from './env-substitution.js';
+import { yamlErrorDetail } from './yaml-error.js';
 import { isMergeStrategy, mergeStrategyError, resolveModeValue, type MergeStrategy, type Mode } from './modes.js';
 
 const KNOWN_KEYS = new Set(['target', 'dev', 'dbt_project', 'vars', 'defaults']);
@@ -151,7 +152,7 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
   try {
     doc = restoreTokens(parse(safe) ?? {}, tokens);
   } catch (err) {
-    throw new EngineError('load', `could not load ${fileRel}: could not parse config file: ${(err as Error).message}`);
+    throw new EngineError('load', `could not load ${fileRel}: could not parse config file: ${yamlErrorDetail(err)}`);
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw new EngineError('load', `could not load ${fileRel}: could not parse config file: expected a mapping at the top level`);

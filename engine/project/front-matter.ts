@@ -6,6 +6,7 @@
  */
 import { parse } from 'yaml';
 import { EngineError } from '../errors.js';
+import { yamlErrorDetail } from './yaml-error.js';
 
 export interface FrontMatter {
   /** null when the file has no front-matter; `{}` for an empty one. */
@@ -45,7 +46,7 @@ export function parseFrontMatter(name: string, source: string): FrontMatter {
       try {
         value = yamlText.trim() === '' ? {} : parse(yamlText);
       } catch (err) {
-        throw new EngineError('load', `model '${name}': could not parse YAML frontmatter: ${(err as Error).message.split('\n')[0]}`);
+        throw new EngineError('load', `model '${name}': could not parse YAML frontmatter: ${yamlErrorDetail(err)}`);
       }
       if (value === null || value === undefined) value = {};
       if (!isMapping(value)) throw new EngineError('load', `model '${name}': could not parse YAML frontmatter: expected a mapping, got ${Array.isArray(value) ? 'a list' : typeof value}`);

@@ -3,13 +3,26 @@
  * project directory per test, the CLI's stdout/stderr captured as strings,
  * and environment variables set and restored around a call.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { main } from '../../cli/main.js';
 
+// Every temp dir made here is removed when the test process exits.
+const made: string[] = [];
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh, empty temp dir (`<tmp>/<prefix>XXXXXX`), removed at exit. */
+export function tempDir(prefix = 'svc-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 // No developer's ~/.service/env.yaml may leak into a test: point the home dir at an empty folder.
-process.env.SERVICE_HOME_DIR = mkdtempSync(join(tmpdir(), 'svc-home-'));
+process.env.SERVICE_HOME_DIR = tempDir('svc-home-');
 delete process.env.SERVICE_LOGGING;
 
 export interface CliResult {
@@ -39,7 +52,7 @@ export function logLines(err: string): string[] {
 
 /** Writes `files` (relative path → text) into a fresh temp dir and returns its absolute path. */
 export function project(files: Readonly<Record<string, string>>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-'));
+  const dir = tempDir();
   writeFiles(dir, files);
   return dir;
 }
