@@ -72,20 +72,33 @@ export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omi
   }
   const runner = target.singleWriter ? singleWriterRunner(input, target, control) : poolRunner(input);
   const threads = target.singleWriter ? 1 : input.threads;
+  const failedOutcomes = new Map<string, NodeOutcome>();
   const actor: BuildActor = new RunActor<NodeTask, NodeOutcome>(
     {
       nodes: input.nodes.map((n) => ({ id: n.id, deps: n.deps, node: n.task, ...(n.presetSkip ? { presetStatus: 'skipped' as const, cascade: false } : {}) })),
       threads,
       failFast: input.failFast,
     },
-    { execute: (t) => runner.execute(t.taskId, t.node), cancel: (t) => runner.cancel(t.taskId) },
+    {
+      // A node that failed after writing resolves with `failure`: it becomes the node's error, and its outcome is kept for the rows.
+      execute: async (t) => {
+        const outcome = await runner.execute(t.taskId, t.node);
+        if (outcome.failure === undefined) return outcome;
+        failedOutcomes.set(t.taskId, outcome);
+        throw new EngineError('node', outcome.failure);
+      },
+      cancel: (t) => runner.cancel(t.taskId),
+    },
   );
   beforeStart({ actor, threads });
-  const finished = actor.start().finally(async () => {
-    await runner.close();
-    await control.close().catch(() => {});
-    await target.close().catch(() => {});
-  });
+  const finished = actor
+    .start()
+    .then((result) => ({ ...result, records: result.records.map((r) => (r.status === 'error' && failedOutcomes.has(r.id) ? { ...r, result: failedOutcomes.get(r.id) } : r)) }))
+    .finally(async () => {
+      await runner.close();
+      await control.close().catch(() => {});
+      await target.close().catch(() => {});
+    });
   return { actor, threads, finished };
 }
 

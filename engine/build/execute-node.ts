@@ -3,12 +3,14 @@
  * pre-statements → materialize → post-statements → data tests; seed = read
  * and load; test = data tests only. The same function runs in a Piscina
  * worker (PostgreSQL) and in the DuckDB actor; failures are EngineErrors
- * with the spec's messages, and a success carries its test warnings.
+ * with the spec's messages, and a success carries its test warnings. A
+ * model whose data test fails after it was written resolves with `failure`
+ * set, so its rows survive the thread boundary (errors carry only text).
  */
 import { statSync } from 'node:fs';
 import { NodeIndex } from '../compile/node-index.js';
 import type { RenderEnv } from '../compile/render-model.js';
-import { EngineError } from '../errors.js';
+import { EngineError, errorChain } from '../errors.js';
 import type { Logger } from '../log.js';
 import { readSeedTable } from '../seeds/seed-table.js';
 import { dataTestExecPrefix, dataTestFailedMessage, dataTestSql } from '../targets/data-test-sql.js';
@@ -33,7 +35,7 @@ export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<
     case 'seed':
       return executeSeed(task, ctx);
     case 'test':
-      return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session) };
+      return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger) };
   }
 }
 
@@ -70,8 +72,12 @@ async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeO
       throw EngineError.wrap(`post-statement ${i + 1} failed for model '${task.name}'`, err, 'node');
     });
   }
-  const warnings = await runTests(task.name, task.tests, task.relation, session);
-  return { rows, bytes: 0, warnings };
+  try {
+    return { rows, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, session, ctx.logger) };
+  } catch (err) {
+    if (err instanceof EngineError && err.code === 'cancelled') throw err;
+    return { rows, bytes: 0, warnings: [], failure: errorChain(err) };
+  }
 }
 
 function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
@@ -88,11 +94,11 @@ function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
 }
 
 /**
- * §10.2: runs tests in order; a warn-severity violation is collected, an
- * error-severity one (or a query error) fails the node with every message
- * so far joined by `; `.
+ * §10.2: runs tests in order; a warn-severity violation is logged (WRN)
+ * and collected, an error-severity one (or a query error) fails the node
+ * with every message so far joined by `; `.
  */
-export async function runTests(model: string, tests: readonly PlannedTest[], relation: ModelTask['relation'], session: TargetSession): Promise<string[]> {
+export async function runTests(model: string, tests: readonly PlannedTest[], relation: ModelTask['relation'], session: TargetSession, logger: Logger): Promise<string[]> {
   const messages: string[] = [];
   for (const { test, parent } of tests) {
     const q = dataTestSql(test, relation, parent);
@@ -105,8 +111,10 @@ export async function runTests(model: string, tests: readonly PlannedTest[], rel
       throw messages.length > 0 ? EngineError.wrap(messages.join('; '), failed, 'node') : failed;
     }
     if (violations === 0) continue;
-    messages.push(dataTestFailedMessage(model, q.label, violations, test.severity));
+    const message = dataTestFailedMessage(model, q.label, violations, test.severity);
+    messages.push(message);
     if (test.severity === 'error') throw new EngineError('node', messages.join('; '));
+    logger.log('warn', message);
   }
   return messages;
 }

@@ -80,4 +80,10 @@ export interface NodeOutcome {
   readonly bytes: number;
   /** Test warnings (severity: warn), in order. */
   readonly warnings: readonly string[];
+  /**
+   * Set when the model failed after it was written (a data test with
+   * severity error): the node's error text. The node is an error, yet its
+   * rows still count (§7.9; A12 reports the failing `orders` with rows 2).
+   */
+  readonly failure?: string;
 }
