@@ -131,12 +131,67 @@ test('§17 prepareSubProjects: outside files warned about; a selector found in o
   ]);
 });
 
-const CLI_TODO = 'cli/build/command.ts prepares children one by one with prepareBuild; it should call prepareSubProjects (engine/build/prepare.ts)';
 
-test('§17 CLI: the outside-files warning and the per-child selector rule', { todo: CLI_TODO }, async () => {
+test('§17 CLI: the outside-files warning and the per-child selector rule', async () => {
   const dir = repo({ 'loose.sql': 'select 1' });
   const r = await build('list', dir, '-R', '--json', '-s', 'items');
   assert.equal(r.code, 0, r.err);
   assert.deepEqual((json(r) as { nodes: { name: string }[] }[]).map((p) => p.nodes.map((n) => n.name)), [[], ['items']]);
   assert.deepEqual(logLines(r.err), ['WRN ignoring 1 file(s) outside sub-projects']);
+});
+
+/** §17 merged mode: a root with its own config and two child projects. */
+function merged(extra: Record<string, string> = {}): string {
+  return project({
+    'service_build.yml': 'target: DUCK\nvars: {region: eu, nested: {a: 1, b: 2}}\ndefaults: {tags: [root], mode: view, hooks: {start: [{type: log, message: root}]}}\n',
+    'env.yaml': DUCK_ENV,
+    'top.sql': "select '{{ region }}' as r, {{ nested.b }} as b",
+    'sales/service_build.yml': 'target: OTHER\ndev: {schema: nope}\nvars: {region: us, nested: {b: 3}}\ndefaults: {tags: [sales, root], mode: table, hooks: {start: [{type: log, message: child}]}}\n',
+    'sales/orders.sql': "select '{{ region }}' as r, {{ nested.a }} as a, {{ nested.b }} as b, '{{ var(\"region\") }}' as v from {{ ref('top') }}",
+    'hr/service_build.yml': '',
+    'hr/people.sql': 'select * from sales.orders',
+    'hr/deeper/service_build.yml': '',
+    'hr/deeper/x.sql': 'select 1',
+    ...extra,
+  });
+}
+
+test('§17 merged mode: children join one DAG; config merged per child; naming unchanged', async () => {
+  const dir = merged();
+  const list = await build('list', dir, '-R', '--json');
+  assert.equal(list.code, 0, list.err);
+  assert.deepEqual(json(list), [
+    { name: 'top', type: 'view', table: 'public.top', file: 'top.sql' },
+    { name: 'orders', type: 'full-refresh', table: 'sales.orders', file: 'sales/orders.sql' },
+    { name: 'people', type: 'view', table: 'hr.people', file: 'hr/people.sql' },
+  ]);
+  const c = await build('compile', dir, '-R', '--json');
+  assert.equal(c.code, 0, c.err);
+  const node = (n: string) => (json(c) as { nodes: Record<string, unknown>[] }).nodes.find((x) => x.name === n)!;
+  assert.equal(node('top').sql, "select 'eu' as r, 2 as b");
+  assert.equal(node('orders').sql, "select 'us' as r, 1 as a, 3 as b, 'us' as v from public.top");
+  assert.deepEqual(node('orders').tags, ['root', 'sales']);
+  assert.deepEqual(node('people').dependencies, ['orders']);
+  const text = await build('compile', dir, '-R', '-s', 'orders');
+  assert.match(text.out, /\n {2}start_hooks:\n {4}- \{"type":"log","message":"root"\}\n {4}- \{"type":"log","message":"child"\}\n/);
+  // --vars replaces top-level keys everywhere.
+  const v = await build('compile', dir, '-R', '--json', '--vars', '{"region": "ap"}', '-s', 'orders');
+  assert.match((json(v) as { nodes: { sql: string }[] }).nodes[0]!.sql, /^select 'ap' as r, 1 as a, 3 as b, 'ap' as v /);
+  // Without -R the child projects are skipped.
+  assert.deepEqual((json(await build('list', dir, '--json')) as { name: string }[]).map((e) => e.name), ['top']);
+  // The child's target, dev and dbt_project have no effect (a DEBUG line says so).
+  const d = await build('list', dir, '-R', '-d');
+  assert.match(d.err, /DBG sales\/service_build\.yml: target, dev of a merged sub-project have no effect\n/);
+});
+
+test('§17 merged mode: a child config error names the child file', async () => {
+  const bad = merged({ 'sales/service_build.yml': 'vars: [oops\n' });
+  const r = await build('list', bad, '-R');
+  assert.equal(r.code, 1);
+  assert.match(fatal(r), new RegExp(`^could not load build project from ${bad}: could not load sales/service_build\\.yml: could not parse config file: `));
+  const unset = merged({ 'sales/service_build.yml': 'vars: {k: "${SVC_T_CHILD_UNSET}"}\n' });
+  const u = await build('list', unset, '-R');
+  assert.equal(u.code, 1);
+  assert.ok(fatal(u).endsWith('sales/service_build.yml: vars.k uses ${SVC_T_CHILD_UNSET} but SVC_T_CHILD_UNSET is not set.\nSet it in ~/.service/env.yaml under `env:` or export it in the shell.'), u.err);
+  assert.equal((await build('list', unset, '-R', '--vars', '{"k": 1}')).code, 0);
 });

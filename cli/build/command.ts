@@ -3,7 +3,7 @@
  * runs the stages, and renders the result on stdout (payload) and stderr
  * (logs). Returns the exit code (build.md §14.4).
  */
-import { planProjects, prepareBuild, type BuildRequest, type PreparedBuild } from '../../engine/build/prepare.js';
+import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../../engine/build/prepare.js';
 import { findConfigFiles } from '../../engine/project/config.js';
 import type { Logger } from '../../engine/log.js';
 import { resolve } from 'node:path';
@@ -83,15 +83,7 @@ function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string,
 
 /** §17 independent mode: each child project prepared and rendered on its own. */
 async function independent(args: BuildArgs, command: BuildCommand, root: string, children: readonly string[], logger: Logger, io: Io): Promise<number> {
-  const results: { dir: string; path: string; prepared?: PreparedBuild; error?: unknown }[] = [];
-  for (const dir of children) {
-    const path = resolve(root, dir);
-    try {
-      results.push({ dir, path, prepared: prepareBuild({ ...toRequest(args, command, path), recursive: false }, logger) });
-    } catch (err) {
-      results.push({ dir, path, error: err });
-    }
-  }
+  const results = prepareSubProjects(toRequest(args, command, root), root, children, logger);
   const failed = results.filter((r) => r.error !== undefined);
   if (command === 'list' || command === 'compile') {
     if (failed.length > 0) return printFatal(failed.map((r) => r.error), io, failed.map((r) => `could not compile sub-project ${r.dir}`));
