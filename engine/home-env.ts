@@ -5,13 +5,9 @@
  * one command.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-
-export function serviceHomeDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SERVICE_HOME_DIR && env.SERVICE_HOME_DIR !== '' ? env.SERVICE_HOME_DIR : join(homedir(), '.service');
-}
+import { serviceHomeDir } from './connections/load-connections.js';
 
 const cache = new Map<string, Record<string, string>>();
 
