@@ -5,9 +5,13 @@
  * one command.
  */
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { serviceHomeDir } from './connections/load-connections.js';
+
+export function serviceHomeDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SERVICE_HOME_DIR && env.SERVICE_HOME_DIR !== '' ? env.SERVICE_HOME_DIR : join(homedir(), '.service');
+}
 
 const cache = new Map<string, Record<string, string>>();
 
