@@ -70,7 +70,9 @@ type CompiledBuild = Omit<PreparedBuild, 'selected'>;
 
 /** Load, target resolution and compile: everything before selection. */
 function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
-  const project = loadProject(req.path, { ...req, logger });
+  // -R with a root config: the child projects' files join this DAG (§17 merged mode).
+  const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
+  const project = loadProject(req.path, { ...req, logger, mergeChildren });
   const targetName = project.settings.target ?? '';
   if (req.verb !== 'list' && targetName === '') throw new EngineError('target', NO_TARGET);
   let connection: Connection | undefined;

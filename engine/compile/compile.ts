@@ -123,7 +123,9 @@ function compileInner(project: Project, opts: CompileOptions): CompiledProject {
   return { project, nodes, graph, target: { name: opts.targetName, type: opts.targetType }, env };
 }
 
-function compileModel(env: RenderEnv, m: ModelSource): CompiledModel {
+function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
+  // A merged sub-project's model renders with its own vars (§17).
+  const env = m.vars ? { ...projectEnv, vars: m.vars } : projectEnv;
   const prepared = prepareTemplate(env, m);
   const r = renderModel(env, m, prepared, DEFAULT_INCREMENTAL);
   const depNames = new Set([...r.deps].map((k) => env.index.resolve(k)!.name));

@@ -68,6 +68,10 @@ export interface BuildConfig {
   readonly dbtProject: { readonly modelsPath: string; readonly seedsPath: string } | null;
   readonly vars: Readonly<Record<string, unknown>>;
   readonly defaults: Defaults;
+  /** The keys written under `defaults:` (a merged sub-project overrides only these, §17). */
+  readonly defaultsSet: ReadonlySet<string>;
+  /** Top-level keys written in the file. */
+  readonly keys: ReadonlySet<string>;
   /** Variables whose `${…}` tokens are still in the values. */
   readonly unresolved: ReadonlySet<string>;
 }
@@ -107,16 +111,20 @@ const DEFAULT_DEFAULTS: Defaults = {
 };
 
 export function emptyConfig(): BuildConfig {
-  return { fileRel: 'service_build.yml', dbtProject: null, vars: {}, defaults: DEFAULT_DEFAULTS, unresolved: new Set() };
+  return { fileRel: 'service_build.yml', dbtProject: null, vars: {}, defaults: DEFAULT_DEFAULTS, defaultsSet: new Set(), keys: new Set(), unresolved: new Set() };
 }
 
-/** Loads the config file at `root` (or an empty config when there is none). */
-export function loadConfig(root: string, opts: LoadConfigOptions): BuildConfig {
-  const names = findConfigFiles(root);
+/**
+ * Loads the config file in `dir` (or an empty config when there is none).
+ * `relDir` is `dir` relative to the build path (`sales/` for a merged
+ * sub-project), so messages name the file as the user sees it.
+ */
+export function loadConfig(dir: string, opts: LoadConfigOptions, relDir = ''): BuildConfig {
+  const names = findConfigFiles(dir);
   if (names.length === 0) return emptyConfig();
-  if (names.length > 1) opts.logger.log('warn', 'both service_build.yml and service_build.yaml found; using service_build.yml');
-  const fileRel = names[0]!;
-  const file = join(root, fileRel);
+  if (names.length > 1) opts.logger.log('warn', `both ${relDir}service_build.yml and ${relDir}service_build.yaml found; using ${relDir}service_build.yml`);
+  const fileRel = relDir + names[0]!;
+  const file = join(dir, names[0]!);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -177,6 +185,8 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
     dbtProject: dbtProject(raw),
     vars: raw.vars ?? {},
     defaults: validateDefaults(raw, fileRel, opts.logger),
+    defaultsSet: new Set(Object.keys((doc as { defaults?: object }).defaults ?? {})),
+    keys: new Set(Object.keys(doc)),
     unresolved: sub.unresolved,
   };
 }
@@ -281,15 +291,7 @@ export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Sett
     const n = unresolvedIn(config.dev?.database, u);
     if (n) throw unsetError(f, 'dev.database', n, '.');
   }
-  for (const field of ['schema', 'database'] as const) {
-    const n = unresolvedIn(config.defaults[field], u);
-    if (n) throw unsetError(f, `defaults.${field}`, n, '.');
-  }
-  for (const k of Object.keys(config.vars).sort()) {
-    if (flags.vars && k in flags.vars) continue;
-    const n = unresolvedIn(config.vars[k], u);
-    if (n) throw unsetError(f, `vars.${k}`, n, '.');
-  }
+  checkUnresolvedDefaultsAndVars(config, flags);
   if (dev && (devSchema === undefined || devSchema === '')) {
     throw new EngineError('config', `dev mode requires a schema: set dev.schema in ${f} or pass --schema <name>`);
   }
@@ -301,6 +303,19 @@ export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Sett
     target: target === '' ? undefined : target,
     vars: { ...config.vars, ...(flags.vars ?? {}) },
   };
+}
+
+/** The §3.2 checks that apply in every invocation: defaults.schema/database, then vars.<key> (sorted) unless --vars supplies the key. */
+export function checkUnresolvedDefaultsAndVars(config: BuildConfig, flags: Pick<SettingsFlags, 'vars'>): void {
+  for (const field of ['schema', 'database'] as const) {
+    const n = unresolvedIn(config.defaults[field], config.unresolved);
+    if (n) throw unsetError(config.fileRel, `defaults.${field}`, n, '.');
+  }
+  for (const k of Object.keys(config.vars).sort()) {
+    if (flags.vars && k in flags.vars) continue;
+    const n = unresolvedIn(config.vars[k], config.unresolved);
+    if (n) throw unsetError(config.fileRel, `vars.${k}`, n, '.');
+  }
 }
 
 export const hasConfigFile = (dir: string): boolean => findConfigFiles(dir).length > 0;

@@ -13,6 +13,7 @@ import type { DataTest } from './data-tests.js';
 import { discover, type DiscoveredFile, type SeedFormat } from './discover.js';
 import { parseFrontMatter } from './front-matter.js';
 import { defaultModelConfig, incrementalStyle, mergeFrontMatter, validateModelConfig, type IncrementalStyle, type ModelConfig } from './model-config.js';
+import { loadChildConfigs, type ChildConfig } from './merged-config.js';
 import { nameNode, type NodeName } from './naming.js';
 
 export interface ModelSource {
@@ -29,6 +30,8 @@ export interface ModelSource {
   readonly config: ModelConfig;
   readonly style: IncrementalStyle;
   readonly tests: readonly DataTest[];
+  /** `-R` merged mode: the sub-project's vars (root's deep-merged with the child's), replacing the project vars. */
+  readonly vars?: Readonly<Record<string, unknown>>;
 }
 
 export interface SeedSource {
@@ -85,31 +88,35 @@ export function loadProject(path: string, opts: LoadOptions): Project {
   try {
     const config = loadConfig(root, opts);
     const settings = resolveSettings(config, opts);
-    return loadWithConfig(root, config, settings, opts);
+    const children = opts.mergeChildren && opts.mergeChildren.length > 0 ? loadChildConfigs(root, config, opts.mergeChildren, opts, opts) : [];
+    return loadWithConfig(root, config, settings, opts, children);
   } catch (err) {
     throw loadError(root, err);
   }
 }
 
-export function loadWithConfig(root: string, config: BuildConfig, settings: Settings, opts: LoadOptions): Project {
-  const files = discover(root, { dbtProject: config.dbtProject, mergeChildren: opts.mergeChildren });
+export function loadWithConfig(root: string, config: BuildConfig, settings: Settings, opts: LoadOptions, children: readonly ChildConfig[] = []): Project {
+  const files = discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir) });
   const models: ModelSource[] = [];
   const seeds: SeedSource[] = [];
   const macros: MacroSource[] = [];
   const seen = new Map<string, DiscoveredFile>();
-  const base = defaultModelConfig(config.defaults);
+  const rootScope: Scope = { config, base: defaultModelConfig(config.defaults) };
+  const scopes = new Map(children.map((c): [string, Scope] => [c.dir, { config: c.config, base: defaultModelConfig(c.config.defaults), vars: c.vars }]));
   for (const f of files) {
+    const scope = (f.subProject !== undefined ? scopes.get(f.subProject) : undefined) ?? rootScope;
     if (f.kind === 'macro') {
       macros.push({ file: f.file, dir: posix.dirname(f.rel) === '.' ? '' : posix.dirname(f.rel), text: readFileSync(f.abs, 'utf8') });
       continue;
     }
     checkDuplicate(seen, f);
     if (f.kind === 'seed') {
-      const naming = nameNode({ kind: 'seed', name: f.name, rel: f.rel, defaultsSchema: config.defaults.schema, defaultsDatabase: config.defaults.database }, settings, opts.logger);
+      const d = scope.config.defaults;
+      const naming = nameNode({ kind: 'seed', name: f.name, rel: f.rel, defaultsSchema: d.schema, defaultsDatabase: d.database }, settings, opts.logger);
       seeds.push({ kind: 'seed', name: f.name, file: f.file, rel: f.rel, abs: f.abs, format: f.format!, naming });
       continue;
     }
-    models.push(loadModel(f, base, config, settings, opts.logger));
+    models.push(loadModel(f, scope, settings, opts.logger));
   }
   return { root, config, settings, models, seeds, macros };
 }
@@ -125,7 +132,14 @@ function checkDuplicate(seen: Map<string, DiscoveredFile>, f: DiscoveredFile): v
   throw new EngineError('load', `duplicate ${f.kind} name '${f.name}': found in both '${prev.file}' and '${f.file}'`);
 }
 
-function loadModel(f: DiscoveredFile, base: ModelConfig, config: BuildConfig, settings: Settings, logger: Logger): ModelSource {
+/** The config a file is loaded under: the root's, or a merged sub-project's (§17). */
+interface Scope {
+  readonly config: BuildConfig;
+  readonly base: ModelConfig;
+  readonly vars?: Readonly<Record<string, unknown>>;
+}
+
+function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger): ModelSource {
   const source = readFileSync(f.abs, 'utf8');
   const fm = parseFrontMatter(f.name, source);
   const merged = fm.config ? mergeFrontMatter(f.name, base, fm.config, logger) : base;
@@ -136,6 +150,6 @@ function loadModel(f: DiscoveredFile, base: ModelConfig, config: BuildConfig, se
     settings,
     logger,
   );
-  return { kind: 'model', name: f.name, file: f.file, rel: f.rel, abs: f.abs, naming, hasFrontMatter: fm.config !== null, body: fm.body, config: merged, style, tests };
+  return { kind: 'model', name: f.name, file: f.file, rel: f.rel, abs: f.abs, naming, hasFrontMatter: fm.config !== null, body: fm.body, config: merged, style, tests, ...(vars ? { vars } : {}) };
 }
 
