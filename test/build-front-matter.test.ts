@@ -179,3 +179,21 @@ test('§5.2 mode and merge_strategy set by config() are validated when it runs',
     assert.ok(r.message.endsWith(message), r.message);
   }
 });
+
+test('§5.4 front-matter keys replace defaults (explicit false included); tags union; hooks defaults first', async () => {
+  const config = 'target: DUCK\ndefaults: {drop_cascade: true, unique_key: [a, b], tags: [d], hooks: {start: [{type: log, message: d}], end: [{type: log, message: d_end}]}}\n';
+  const dir = duckProject({
+    'm.sql': '/**\ndrop_cascade: false\nunique_key: k\ntags: [own, d]\nhooks:\n  start: [{type: log, message: m}]\n**/\nselect 1',
+    'plain.sql': 'select 1',
+  }, config);
+  const r = await build('compile', dir, '--json');
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(compiledNode(r, 'm').unique_key, ['k']);
+  assert.deepEqual(compiledNode(r, 'm').tags, ['d', 'own']);
+  assert.deepEqual(compiledNode(r, 'plain').unique_key, ['a', 'b']);
+  const names = async (sel: string) => (json(await build('list', dir, '--json', '-s', sel)) as { name: string }[]).map((e) => e.name);
+  assert.deepEqual(await names('config.drop_cascade:false'), ['m']);
+  assert.deepEqual(await names('config.drop_cascade:true'), ['plain']);
+  const text = await build('compile', dir, '-s', 'm');
+  assert.match(text.out, /\n {2}start_hooks:\n {4}- \{"type":"log","message":"d"\}\n {4}- \{"type":"log","message":"m"\}\n {2}end_hooks:\n {4}- \{"type":"log","message":"d_end"\}\n/);
+});
