@@ -199,6 +199,9 @@ test('§5.6 multi-statement errors, chained under the model', async () => {
   const cases: [string, string][] = [
     ['select 1; select 2;', 'found 2 SELECT queries in model file; expected exactly 1'],
     [';\n-- nothing\n;', 'no SQL statements found'],
+    ['', 'no SQL statements found'],
+    ['-- only a comment\n/* and another */', 'no SQL statements found'],
+    ["{% if false %}select 1{% endif %}", 'no SQL statements found'],
     ['create table x (a int);', 'model file contains a single DDL statement (CREATE), expected a SELECT query'],
     ['insert into x values (1);', 'model file contains a single DML statement (INSERT), expected a SELECT query'],
     ['insert into x values (1); delete from x;', 'no SELECT query found in model file; found 2 statements but none are queries'],

@@ -13,6 +13,7 @@ import { applyConfigCall, type ModelConfig } from '../project/model-config.js';
 import { nameParts } from '../project/naming.js';
 import { replaceAtNames } from '../sql/at-names.js';
 import { findTableRefs, renderName, rewriteTableRefs } from '../sql/rewrite-refs.js';
+import { codeTokens, tokenize } from '../sql/lexer.js';
 import { splitModelSql } from '../sql/split-statements.js';
 import { suggestions } from '../suggest.js';
 import { callArgs } from '../template/call-args.js';
@@ -130,6 +131,8 @@ export function renderModel(env: RenderEnv, model: RenderableModel, prepared: Pr
   let split;
   try {
     split = splitModelSql(rewritten);
+    // The no-`;` fast path takes the text as the query unclassified; an empty or comment-only body is still no statement.
+    if (codeTokens(tokenize(split.query)).length === 0) throw new EngineError('compile', 'no SQL statements found');
   } catch (err) {
     throw EngineError.wrap(`model '${model.name}': could not parse multi-statement models`, err, 'compile');
   }
