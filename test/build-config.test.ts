@@ -162,6 +162,9 @@ test('§3.2 dev mode without dev.target uses `target`; A5 target: ${WH} unset', 
     assert.equal(r.code, 1);
     assert.ok(r.err.includes(unset('target', 'SVC_WH', TARGET_HINT)), r.err);
     assert.ok(r.err.includes('or pass --target <name>.'));
+    // An empty value counts as unset.
+    const empty = await withEnv({ SVC_WH: '' }, () => build('compile', dir));
+    assert.ok(empty.err.includes(unset('target', 'SVC_WH', TARGET_HINT)), empty.err);
     const ok = await build('compile', dir, '--target', 'DUCK', '--json');
     assert.equal(ok.code, 0, ok.err);
     assert.equal(compiledNode(ok, 'a').table, 'dev_x.a');

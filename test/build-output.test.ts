@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { build, cli, duckProject, project, warehouseCreated, writeFiles } from './helpers/build-cli.js';
+import { build, cli, duckProject, project, warehouseCreated, withEnv, writeFiles } from './helpers/build-cli.js';
 import { commandHelp, buildHelp } from '../cli/build/help.js';
 
 const SHOP_FILES = {
@@ -234,4 +234,19 @@ test('A18 run with no config, no --target, no -R prints the run help and creates
   assert.equal(h.code, 0);
   assert.equal(h.out, commandHelp('run'));
   assert.deepEqual(readdirSync(repo), ['sales']);
+});
+
+test('§14.5/§15.1 SERVICE_LOGGING=JSON writes log lines as {"level","msg","time"} on stderr; stdout keeps the payload', async () => {
+  const dir = duckProject({ 'a.sql': 'select 1' });
+  const r = await withEnv({ SERVICE_LOGGING: 'json' }, () => build('compile', dir, '--json', '--target', 'NOPE'));
+  assert.equal(r.code, 0, r.err);
+  assert.equal((JSON.parse(r.out) as { target: string }).target, 'NOPE');
+  const lines = r.err.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(lines.map((l) => [Object.keys(l), l.level, l.msg]), [
+    [['level', 'msg', 'time'], 'warn', "target connection 'NOPE' not found locally; statement splitting will use the generic dialect"],
+  ]);
+  const text = await build('compile', dir, '--json', '--target', 'NOPE');
+  assert.match(text.err, /^\d{1,2}:\d{2}[AP]M WRN target connection 'NOPE' not found locally/);
+  const debug = await build('compile', dir, '--json', '--target', 'NOPE', '-d');
+  assert.match(debug.err, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} WRN target connection/);
 });
