@@ -180,6 +180,10 @@ test('A18/§14.3 usage errors: exact message, usage line, exit 2, nothing on std
     [['compile', dir, '--vars', '42', '--json'], usage('could not parse --vars: expected a JSON object', 'compile')],
     [['run', dir, '--range', '2024-01-01'], usage('invalid --range "2024-01-01": expected \'start,end\' or \'start,end,step\'', 'run')],
     [['run', dir, '--range', '2024-03-01,2024-01-01'], usage('invalid --range "2024-03-01,2024-01-01": start must be before end', 'run')],
+    [['run', dir, '--range', ' ,2024-01-01'], usage('invalid --range " ,2024-01-01": start and end must be non-empty', 'run')],
+    [['run', dir, '--range', '2024-01-01,2024-02-01,1x'], usage("invalid --range step: invalid duration '1x': expected <int><unit> with unit in ms,s,m,h,d,w,mo,y", 'run')],
+    [['run', dir, '--range', 'yesterday,2024-02-01,1d'], usage('--range with step requires ISO date/timestamp start', 'run')],
+    [['run', dir, '--range', '2024-01-01,later,1d'], usage('--range with step requires ISO date/timestamp end', 'run')],
   ];
   for (const [argv, err] of cases) {
     const r = await build(...argv);
