@@ -54,7 +54,7 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
       template: m.template,
       atRefs: [],
       refs: templateRefs(cp, m),
-      vars: cp.env.vars,
+      vars: m.source.vars ?? cp.env.vars,
       target: cp.env.target,
       stepEnv: cp.env.stepEnv,
     },
