@@ -83,7 +83,7 @@ describe('A3 run', () => {
     ]);
   });
 
-  test('postgres: re-running a project whose seed has a dependent view succeeds (idempotent)', { todo: 'PG seed swap with dependent views' }, async (t) => {
+  test('postgres: re-running a project whose seed has a dependent view succeeds (idempotent)', async (t) => {
     if (!(await pgWh.ready(t))) return;
     const dir = pgWh.project(SHOP);
     assertA3(dir, pgWh, await build('run', dir, ...pgWh.args, '--json'));
