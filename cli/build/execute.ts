@@ -5,7 +5,7 @@
  * records in DAG order (build.md §13, §15).
  */
 import { randomInt } from 'node:crypto';
-import { startBuild, type BuildNode } from '../../actors/build-run.js';
+import { startBuild, type BuildActor, type BuildNode } from '../../actors/build-run.js';
 import type { PreparedBuild } from '../../engine/build/prepare.js';
 import { planTasks } from '../../engine/build/plan-tasks.js';
 import type { NodeTask } from '../../engine/build/node-task.js';
@@ -49,40 +49,46 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
   const level: Level = args.trace ? 'trace' : args.debug ? 'debug' : 'info';
   const started = performance.now();
   let signalExit: number | undefined;
-  const handle = await startBuild(
-    {
-      nodes,
-      connection: p.connection!,
-      settings: { runId: newRunId(), targetName: p.targetName, fullRefresh: args.fullRefresh, range: args.range, state: process.env.SERVICE_STATE || undefined },
-      threads: Math.min(args.threads, Math.max(1, nodes.length)),
-      failFast: args.failFast,
-      schemas: [...schemas.values()],
-      logger,
-      logLevel: level,
-    },
-    ({ actor, threads }) => {
-      if (threads === 1 && args.threads > 1 && p.connection?.type === 'duckdb') {
-        logger.log('info', `target '${p.targetName}' is single-writer (duckdb): threads capped from ${args.threads} to 1`);
-      }
-      if (!args.json) {
-        actor.events.on('node.start', (e) => logger.log('info', progressLine(e.index, e.total, e.node.table, kindOf(e.node), 'START')));
-        actor.events.on('node.finish', (e) => {
-          const word =
-            e.status === 'skipped' ? 'SKIP' : e.status === 'error' ? `FAIL (${formatDuration(e.durationMs)})` : `${e.result && e.result.warnings.length > 0 ? 'WARN' : 'OK'} (${formatDuration(e.durationMs)})`;
-          logger.log(e.status === 'error' ? 'error' : 'info', progressLine(e.index, e.total, e.node.table, kindOf(e.node), word));
-        });
-      }
-      actor.events.on('run.cancelling', (e) => logger.log('info', `interrupted: cancelling ${e.running} running node(s)`));
-    },
-  );
+  let actorRef: BuildActor | undefined;
+  // Listening before the first dispatch: a signal that arrives between a START line and a later
+  // registration would otherwise hit Node's default action and kill the process mid-query.
   const onSignal = (sig: NodeJS.Signals) => {
     if (signalExit !== undefined) process.exit(signalExit); // a second signal exits at once
     signalExit = sig === 'SIGTERM' ? 143 : 130;
-    handle.actor.cancel();
+    actorRef?.cancel();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
+    const handle = await startBuild(
+      {
+        nodes,
+        connection: p.connection!,
+        settings: { runId: newRunId(), targetName: p.targetName, fullRefresh: args.fullRefresh, range: args.range, state: process.env.SERVICE_STATE || undefined },
+        threads: Math.min(args.threads, Math.max(1, nodes.length)),
+        failFast: args.failFast,
+        schemas: [...schemas.values()],
+        logger,
+        logLevel: level,
+      },
+      ({ actor, threads }) => {
+        actorRef = actor;
+        if (threads === 1 && args.threads > 1 && p.connection?.type === 'duckdb') {
+          logger.log('info', `target '${p.targetName}' is single-writer (duckdb): threads capped from ${args.threads} to 1`);
+        }
+        if (!args.json) {
+          actor.events.on('node.start', (e) => logger.log('info', progressLine(e.index, e.total, e.node.table, kindOf(e.node), 'START')));
+          actor.events.on('node.finish', (e) => {
+            const word =
+              e.status === 'skipped' ? 'SKIP' : e.status === 'error' ? `FAIL (${formatDuration(e.durationMs)})` : `${e.result && e.result.warnings.length > 0 ? 'WARN' : 'OK'} (${formatDuration(e.durationMs)})`;
+            logger.log(e.status === 'error' ? 'error' : 'info', progressLine(e.index, e.total, e.node.table, kindOf(e.node), word));
+          });
+        }
+        actor.events.on('run.cancelling', (e) => logger.log('info', `interrupted: cancelling ${e.running} running node(s)`));
+        // Interrupted while connecting or creating schemas: the run starts cancelled and skips every node.
+        if (signalExit !== undefined) actor.cancel();
+      },
+    );
     const result = await handle.finished;
     const records: ResultRecord[] = result.records.map((r) => {
       const t = r.node;
