@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { build, compiledNode, logLines, withEnv, writeFiles } from './helpers/build-cli.js';
+import { build, compiledNode, logLines, warehouseCreated, withEnv, writeFiles } from './helpers/build-cli.js';
 import { payload, record, statusRows } from './helpers/run-payload.js';
 import { duckWarehouse, pgWarehouse } from './helpers/warehouse.js';
 
@@ -92,6 +92,27 @@ for (const wh of [duck, pgWh]) {
     });
   });
 }
+
+describe('A9 merge strategy validation', () => {
+  test("'update_insert' fails the load with nothing on stdout; 'update+insert' runs", async () => {
+    const dir = duck.project({ 'raw_orders.csv': RAW, 'orders_inc.sql': ORDERS_INC.replace('update_key: updated_at\n', 'update_key: updated_at\nmerge_strategy: update_insert\n') });
+    const bad = await build('run', dir, '--json');
+    assert.deepEqual([bad.code, bad.out], [1, '']);
+    assert.ok(
+      bad.err.endsWith(
+        `fatal: could not load build project from ${dir}: model 'orders_inc': unknown merge_strategy 'update_insert'; expected one of: delete+insert, update+insert, insert\n`,
+      ),
+      bad.err,
+    );
+    assert.equal(warehouseCreated(dir), false, 'nothing ran');
+    writeFiles(dir, { 'orders_inc.sql': ORDERS_INC.replace('update_key: updated_at\n', 'update_key: updated_at\nmerge_strategy: update+insert\n') });
+    for (const rows of [3, 0]) {
+      const good = await build('run', dir, '--json');
+      assert.equal(good.code, 0, good.err);
+      assert.equal(record(good, 'public.orders_inc').rows, rows);
+    }
+  });
+});
 
 describe('A16 --range', () => {
   test('calendar months: 3 chunks, 2 rows staged, table still 4 rows, no state written', async () => {
