@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { build, logLines, writeFiles } from './helpers/build-cli.js';
+import { build, logLines, withEnv, writeFiles } from './helpers/build-cli.js';
 import { payload, totals } from './helpers/run-payload.js';
 import { duckWarehouse, pgWarehouse, tempTables } from './helpers/warehouse.js';
 
@@ -147,5 +147,28 @@ describe('A11 fail-fast on postgres', () => {
       payload(r).results.map((x) => [x.name, x.status]),
       [['a11.a', 'error'], ['a11.b', 'success'], ['a11.c', 'success']],
     );
+  });
+});
+
+describe('before scheduling', () => {
+  test('connection errors are fatal, unwrapped, with nothing on stdout even with --json', async () => {
+    const dir = pgWh.project({ 'a.sql': 'select 1 as id' });
+    const missing = await withEnv({ PG: undefined }, () => build('run', dir, '--json'));
+    assert.deepEqual(missing, { code: 1, out: '', err: "fatal: connection 'PG' not found\n" });
+    const unreachable = await withEnv({ PG: 'postgresql://postgres@127.0.0.1:5432/service_no_such_database' }, () => build('run', dir, '--json'));
+    assert.deepEqual(unreachable, { code: 1, out: '', err: `fatal: could not connect to 'PG': database "service_no_such_database" does not exist\n` });
+  });
+
+  test('--no-seeds reports seeds skipped without skipping dependents, and creates no schema for them', async () => {
+    const duck = duckWarehouse();
+    const dir = duck.project({ 'raw.csv': 'id\n1\n', 'lake/x.csv': 'a\n1\n', 'm.sql': 'select 1 as id', 'n.sql': "select * from {{ ref('m') }} where id not in (select id from {{ ref('raw') }})" });
+    const r = await build('run', dir, '--no-seeds', '--json');
+    assert.equal(r.code, 1, r.err);
+    assert.deepEqual(
+      payload(r).results.map((x) => [x.name, x.status]),
+      [['public.m', 'success'], ['public.raw', 'skipped'], ['lake.x', 'skipped'], ['public.n', 'error']],
+    );
+    assert.match(payload(r).results[3]!.error, /raw/, 'n ran (and failed on the missing seed table) instead of being skipped');
+    assert.deepEqual(await duck.query(dir, "select schema_name from information_schema.schemata where schema_name = 'lake'"), []);
   });
 });
