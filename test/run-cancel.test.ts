@@ -1,8 +1,9 @@
 /**
- * The compiled binary on PostgreSQL (build.md §13.4, §14.4, A25): a smoke
- * run through dist/'s worker threads, and SIGINT / SIGTERM while a node's
- * query is in flight — the backend query is cancelled, the payload is still
- * printed, the exit code is 130 / 143, and nothing is left behind.
+ * The compiled binary (build.md §13.4, §14.4, A25): a PostgreSQL smoke run
+ * through dist/'s worker threads, and SIGINT / SIGTERM while a node's query
+ * is in flight on PostgreSQL and DuckDB — the query is cancelled, the
+ * payload is still printed, the exit code is 130 / 143, and nothing is left
+ * behind.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { payload } from './helpers/run-payload.js';
-import { pgWarehouse, tempTables } from './helpers/warehouse.js';
+import { duckWarehouse, pgWarehouse, tempTables } from './helpers/warehouse.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'service.js');
@@ -106,4 +107,16 @@ test('SIGTERM right after the START line: exit 143, errors block says cancelled'
   assert.match(s.err(), /ERR \[1\/2\] public\.s \(full-refresh\) \.+ FAIL \(/);
   assert.match(s.err(), /INF \[2\/2\] public\.t \(full-refresh\) \.+ SKIP\n/);
   await assertNothingLeft(dir);
+});
+
+test('DuckDB: SIGINT after START interrupts the running query; exit 130, t skipped, no table', { timeout: 60_000 }, async () => {
+  const duck = duckWarehouse();
+  const dir = duck.project({ 's.sql': 'select count(*) as n from range(100000000000) a', 't.sql': "select * from {{ ref('s') }}" });
+  const s = service(['build', 'run', dir]);
+  await until(s, 'the START line of public.s', () => /\[1\/2\] public\.s \(full-refresh\) \.+ START\n/.test(s.err()));
+  s.child.kill('SIGINT');
+  assert.equal(await s.exited, 130, s.err());
+  assert.equal(s.out(), 'Errors:\n  - public.s:\n      cancelled\n');
+  assert.match(s.err(), /INF \[2\/2\] public\.t \(full-refresh\) \.+ SKIP\n/);
+  assert.deepEqual(await duck.query(dir, "select table_name from information_schema.tables where table_name in ('s', 't')"), []);
 });
