@@ -114,6 +114,19 @@ describe('A9 merge strategy validation', () => {
   });
 });
 
+describe('incremental node errors', () => {
+  test('no unique_key fails the node even on the first run', async () => {
+    const dir = duck.project({ 'nokey.sql': "/**\nmode: incremental\nupdate_key: u\n**/\nselect 1 as id, 1 as u where {{ incremental_where_cond() }}" });
+    const r = await build('run', dir, '--json');
+    assert.equal(r.code, 1);
+    assert.deepEqual(
+      payload(r).results.map((x) => [x.name, x.status, x.error]),
+      [['public.nokey', 'error', "model 'nokey' uses incremental mode but has no unique_key defined in config()"]],
+    );
+    assert.deepEqual(await duck.query(dir, "select table_name from information_schema.tables where table_name = 'nokey'"), []);
+  });
+});
+
 describe('A16 --range', () => {
   test('calendar months: 3 chunks, 2 rows staged, table still 4 rows, no state written', async () => {
     const dir = duck.project({ 'raw_orders.csv': RAW, 'orders_inc.sql': ORDERS_INC, 'orders_dbt.sql': DBT_INC });
