@@ -116,25 +116,17 @@ interface Runner {
  */
 const LOG_END_GRACE_MS = 500;
 
-/**
- * The host side of the tasks' channel: lines go to the run's logger; a task
- * cancelled before it said `started` gets its `cancel` again then (see
- * actors/tasks/build-node.ts for why).
- */
+/** The host side of the tasks' log channel: lines go to the run's logger. */
 function logReceiver(logger: Logger) {
   const name = `service-build-log-${randomUUID()}`;
   const channel = new BroadcastChannel(name);
   channel.unref();
   const waiting = new Map<string, () => void>();
   const ended = new Set<string>();
-  const cancelled = new Set<string>();
-  const post = (m: LogMessage) => channel.postMessage(m);
   channel.onmessage = (event: unknown) => {
     const m = (event as { data: LogMessage }).data;
     if (m?.type === 'line') logger.log(m.level, m.message);
-    else if (m?.type === 'started' && cancelled.has(m.key)) post({ type: 'cancel', key: m.key });
     else if (m?.type === 'end') {
-      cancelled.delete(m.key);
       const wake = waiting.get(m.key);
       if (wake) wake();
       else ended.add(m.key);
@@ -142,10 +134,6 @@ function logReceiver(logger: Logger) {
   };
   return {
     name,
-    cancel(key: string): void {
-      cancelled.add(key);
-      post({ type: 'cancel', key });
-    },
     /** Resolves once `key`'s end marker arrived (or after the grace period). */
     async drained(key: string): Promise<void> {
       if (ended.delete(key)) return;
@@ -168,14 +156,12 @@ function poolRunner(input: BuildRunInput): Runner {
   const pool = new TaskPool({ maxThreads: Math.max(1, input.threads), minThreads: 1 });
   const aborts = new Map<string, AbortController>();
   const logs = logReceiver(input.logger);
-  const keys = new Map<string, string>();
   let attempt = 0;
   return {
     async execute(id, node) {
       const ac = new AbortController();
       aborts.set(id, ac);
       const key = `${id}#${++attempt}`;
-      keys.set(id, key);
       try {
         return await pool.run(
           {
@@ -191,14 +177,11 @@ function poolRunner(input: BuildRunInput): Runner {
         );
       } finally {
         aborts.delete(id);
-        keys.delete(id);
         await logs.drained(key);
       }
     },
     async cancel(id) {
       aborts.get(id)?.abort();
-      const key = keys.get(id);
-      if (key !== undefined) logs.cancel(key);
     },
     close: async () => {
       await pool.destroy();

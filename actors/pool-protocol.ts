@@ -23,6 +23,19 @@ export interface CancelNotice {
   readonly taskId: number;
 }
 
+/**
+ * A worker posts this when a task starts. A BroadcastChannel only reaches
+ * instances that exist, so a cancel posted while a worker thread was still
+ * booting is lost; the pool answers `task.started` for a task it already
+ * aborted with the cancel again.
+ */
+export interface StartedNotice {
+  readonly type: 'task.started';
+  readonly taskId: number;
+}
+
+export type ChannelMessage = CancelNotice | StartedNotice;
+
 /** Piscina `workerData` for our workers. */
 export interface PoolWorkerData {
   readonly cancelChannel: string;

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { EngineError } from '../engine/errors.js';
-import type { CancelNotice, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
+import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { rebuildError } from './task-error.js';
 import type { PoolTask, Task, TaskResult } from './tasks/index.js';
 
@@ -49,6 +49,8 @@ function workerExecArgv(): string[] | undefined {
 export class TaskPool {
   readonly #piscina: Piscina<TaskEnvelope, TaskOutcome>;
   readonly #cancel: BroadcastChannel;
+  /** Tasks aborted but not settled: their cancel is re-sent when a worker reports them started. */
+  readonly #aborted = new Set<number>();
   #nextId = 1;
   #destroyed = false;
 
@@ -68,6 +70,10 @@ export class TaskPool {
     this.#piscina.on('error', onError);
     this.#cancel = new BroadcastChannel(cancelChannel);
     this.#cancel.unref();
+    this.#cancel.onmessage = (event: unknown) => {
+      const m = (event as { data: ChannelMessage }).data;
+      if (m?.type === 'task.started' && this.#aborted.has(m.taskId)) this.#post({ type: 'task.cancel', taskId: m.taskId });
+    };
   }
 
   get maxThreads(): number {
@@ -87,7 +93,10 @@ export class TaskPool {
     const { signal } = options;
     if (signal?.aborted) throw new EngineError('cancelled', 'cancelled');
     const taskId = this.#nextId++;
-    const onAbort = () => this.#cancel.postMessage({ type: 'task.cancel', taskId } satisfies CancelNotice);
+    const onAbort = () => {
+      this.#aborted.add(taskId);
+      this.#post({ type: 'task.cancel', taskId });
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
     let outcome: TaskOutcome;
     try {
@@ -96,9 +105,14 @@ export class TaskPool {
       throw new EngineError('internal', `worker pool: task '${task.type}' did not complete`, err);
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      this.#aborted.delete(taskId);
     }
     if (!outcome.ok) throw rebuildError(outcome.error);
     return outcome.value;
+  }
+
+  #post(message: ChannelMessage): void {
+    if (!this.#destroyed) this.#cancel.postMessage(message);
   }
 
   /** Stops every worker thread; tasks still queued or running are rejected. Idempotent. */

@@ -8,7 +8,7 @@
 import { BroadcastChannel } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { EngineError, serializeError } from '../engine/errors.js';
-import type { CancelNotice, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
+import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { isRetryable } from './task-error.js';
 import { handlerFor, taskTypes } from './tasks/index.js';
 
@@ -22,7 +22,7 @@ const { cancelChannel } = workerData as PoolWorkerData;
 const channel = new BroadcastChannel(cancelChannel);
 channel.unref();
 channel.onmessage = (event: unknown) => {
-  const notice = (event as { data: CancelNotice }).data;
+  const notice = (event as { data: ChannelMessage }).data;
   if (notice?.type !== 'task.cancel') return;
   const controller = running.get(notice.taskId);
   if (controller) {
@@ -47,6 +47,7 @@ export default async function runTask(envelope: TaskEnvelope): Promise<TaskOutco
   const controller = new AbortController();
   if (cancelledEarly.delete(taskId)) return { ok: false, error: serializeError(cancelled()) };
   running.set(taskId, controller);
+  channel.postMessage({ type: 'task.started', taskId } satisfies ChannelMessage);
   try {
     const value = await handler(task, { taskId, signal: controller.signal });
     return { ok: true, value };

@@ -77,6 +77,20 @@ describe('task pool', () => {
     await Promise.all(blockers);
   });
 
+  it('cancels a task whose worker thread is still booting when the cancel is sent', async () => {
+    // A fresh pool has no thread yet: the cancel notice is posted before any
+    // worker listens, and must still reach the task once it starts.
+    const cold = new TaskPool({ maxThreads: 1, minThreads: 0, onError: (err) => poolErrors.push(err) });
+    try {
+      const controller = new AbortController();
+      const task = cold.run({ type: 'sleep', ms: 60_000 }, { signal: controller.signal });
+      controller.abort();
+      await assert.rejects(task, (err: unknown) => err instanceof EngineError && err.code === 'cancelled');
+    } finally {
+      await cold.destroy();
+    }
+  });
+
   it('rejects at once when the signal is already aborted', async () => {
     await assert.rejects(
       pool.run({ type: 'sleep', ms: 10 }, { signal: AbortSignal.abort() }),

@@ -11,13 +11,6 @@
  * or the daemon, each capturing its own log. After the last line the task
  * posts an `end` marker, so the host has every line before it reports the
  * node (lines from one sender keep their order on a channel).
- *
- * The same channel carries the host's `cancel` for a task. The pool's own
- * cancel notice is lost when it is posted while the worker thread is still
- * booting (a BroadcastChannel only reaches instances that exist), and then a
- * SIGINT right after START let a 30 s query run to its end. So a task says
- * `started` once it can be cancelled, and the host answers with `cancel`
- * when the node was cancelled before that.
  */
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Connection } from '../../engine/connections/connection.js';
@@ -35,10 +28,10 @@ export interface LogRoute {
   readonly key: string;
 }
 
-/** What a task posts on its log channel (`line`, `started`, `end`) and what the host posts (`cancel`). */
+/** What a task posts on its log channel. */
 export type LogMessage =
   | { readonly type: 'line'; readonly key: string; readonly level: Level; readonly message: string }
-  | { readonly type: 'started' | 'end' | 'cancel'; readonly key: string };
+  | { readonly type: 'end'; readonly key: string };
 
 export interface BuildNodeTask {
   readonly type: 'build.node';
@@ -54,8 +47,6 @@ export interface BuildNodeTask {
 const targets = new Map<string, Target>();
 const engine = createNunjucksEngine();
 const channels = new Map<string, BroadcastChannel>();
-/** Running tasks of this worker by log key: how to cancel each. */
-const cancellers = new Map<string, () => void>();
 
 function targetFor(connection: Connection): Target {
   const key = JSON.stringify(connection);
@@ -72,10 +63,6 @@ function channelFor(name: string): BroadcastChannel {
   if (!c) {
     c = new BroadcastChannel(name);
     c.unref();
-    c.onmessage = (event: unknown) => {
-      const m = (event as { data: LogMessage }).data;
-      if (m?.type === 'cancel') cancellers.get(m.key)?.();
-    };
     channels.set(name, c);
   }
   return c;
@@ -100,7 +87,6 @@ export const buildNode: TaskHandler<BuildNodeTask, NodeOutcome> = async (task, {
     if (signal.aborted) throw new EngineError('cancelled', 'cancelled');
     const target = targetFor(task.connection);
     const session = await target.open();
-    let hostCancelled = false;
     const onAbort = () => void target.cancel(session.cancelKey).catch(() => {});
     // An abort that landed while connecting has already fired: the listener below would never run.
     if (signal.aborted) {
@@ -108,21 +94,13 @@ export const buildNode: TaskHandler<BuildNodeTask, NodeOutcome> = async (task, {
       throw new EngineError('cancelled', 'cancelled');
     }
     signal.addEventListener('abort', onAbort, { once: true });
-    if (task.log) {
-      cancellers.set(task.log.key, () => {
-        hostCancelled = true;
-        onAbort();
-      });
-      channelFor(task.log.channel).postMessage({ type: 'started', key: task.log.key } satisfies LogMessage);
-    }
     try {
       const logger = task.log ? forwardingLogger(task.log, task.logLevel) : streamLogger({ level: task.logLevel, json: task.jsonLogs });
       return await executeNode(task.node, { session, settings: task.settings, logger, engine });
     } catch (err) {
-      if (signal.aborted || hostCancelled) throw new EngineError('cancelled', 'cancelled', err);
+      if (signal.aborted) throw new EngineError('cancelled', 'cancelled', err);
       throw err;
     } finally {
-      if (task.log) cancellers.delete(task.log.key);
       signal.removeEventListener('abort', onAbort);
       await session.close().catch(() => {});
     }
