@@ -116,30 +116,39 @@ async function independentExecution(
   logger: Logger,
   io: Io,
 ): Promise<number> {
-  const subs: { dir: string; payload: ReturnType<typeof runPayload> & { error: string }; fatal?: string }[] = [];
+  type Sub = { dir: string; payload: ReturnType<typeof runPayload> & { error: string }; fatal?: string };
+  const subs: Sub[] = [];
   let signalExit: number | undefined;
-  for (const r of results) {
-    if (!r.prepared) {
-      const msg = errorChain(r.error);
-      subs.push({ dir: r.dir, payload: { ...runPayload(r.path, '', []), error: msg }, fatal: `could not compile sub-project ${r.dir}: ${msg}` });
-      continue;
-    }
-    if (!args.json) io.out(`=== Sub-project: ${r.dir} (target: ${r.prepared.targetName}) ===\n`);
-    try {
-      const ex = await executePrepared(args, command, r.prepared, logger);
-      const payload = runPayload(r.path, r.prepared.targetName, ex.records);
-      logger.log('info', summaryLine(ex.durationMs, payload));
-      if (!args.json) io.out(payload.failed > 0 ? errorsBlock(ex.records) + '\n' : '\n');
-      subs.push({ dir: r.dir, payload: { ...payload, error: '' }, ...(payload.failed > 0 ? { fatal: `could not execute sub-project ${r.dir}: ${failureSummary(ex.records)}` } : {}) });
-      if (ex.signalExit !== undefined) {
-        signalExit = ex.signalExit;
-        break;
+  // §17: sub-projects run concurrently up to --threads, one at a time when any targets DuckDB
+  // (a DuckDB file has one writer). Each child's text block is printed when it finishes;
+  // the payload keeps directory order.
+  const slots: (Sub | undefined)[] = results.map(() => undefined);
+  const anyDuck = results.some((r) => r.prepared?.connection?.type === 'duckdb');
+  let next = 0;
+  const worker = async () => {
+    while (next < results.length && signalExit === undefined) {
+      const i = next++;
+      const r = results[i]!;
+      if (!r.prepared) {
+        const msg = errorChain(r.error);
+        slots[i] = { dir: r.dir, payload: { ...runPayload(r.path, '', []), error: msg }, fatal: `could not compile sub-project ${r.dir}: ${msg}` };
+        continue;
       }
-    } catch (err) {
-      const msg = errorChain(err);
-      subs.push({ dir: r.dir, payload: { ...runPayload(r.path, r.prepared.targetName, []), error: msg }, fatal: `could not execute sub-project ${r.dir}: ${msg}` });
+      try {
+        const ex = await executePrepared(args, command, r.prepared, logger);
+        const payload = runPayload(r.path, r.prepared.targetName, ex.records);
+        logger.log('info', summaryLine(ex.durationMs, payload));
+        if (!args.json) io.out(`=== Sub-project: ${r.dir} (target: ${r.prepared.targetName}) ===\n${payload.failed > 0 ? errorsBlock(ex.records) : ''}\n`);
+        slots[i] = { dir: r.dir, payload: { ...payload, error: '' }, ...(payload.failed > 0 ? { fatal: `could not execute sub-project ${r.dir}: ${failureSummary(ex.records)}` } : {}) };
+        if (ex.signalExit !== undefined) signalExit = ex.signalExit;
+      } catch (err) {
+        const msg = errorChain(err);
+        slots[i] = { dir: r.dir, payload: { ...runPayload(r.path, r.prepared.targetName, []), error: msg }, fatal: `could not execute sub-project ${r.dir}: ${msg}` };
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: anyDuck ? 1 : Math.max(1, Math.min(args.threads, results.length)) }, worker));
+  subs.push(...slots.filter((s): s is Sub => s !== undefined));
   const all = subs.flatMap((s) => s.payload.results);
   const agg = runPayload(root, args.target ?? '', all);
   if (args.json) {
