@@ -15,6 +15,9 @@ export type ErrorCode =
   | 'connection' // cannot connect
   | 'node' // a node failed while running
   | 'cancelled'
+  | 'bad_request' // project API: invalid input such as a file name (HTTP 400)
+  | 'not_found' // project API: unknown file or other resource (HTTP 404)
+  | 'conflict' // project API: state conflict, e.g. a directory in the way (HTTP 409)
   | 'internal';
 
 export class EngineError extends Error {
