@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { loadConnections } from '../engine/connections/index.js';
-import { errorChain } from '../engine/errors.js';
+import { EngineError, errorChain } from '../engine/errors.js';
 import { openTarget } from '../engine/targets/index.js';
 import type { Io } from './io.js';
 
@@ -53,7 +53,8 @@ export async function connsTest(name: string | undefined, io: Io): Promise<numbe
       await target.close();
     }
   } catch (err) {
-    io.err(`fatal: could not connect to ${conn.name}: ${reg.redact(errorChain(err))}\n`);
+    const detail = err instanceof EngineError && err.code === 'connection' && err.cause !== undefined ? err.cause : err;
+    io.err(`fatal: could not connect to ${conn.name}: ${reg.redact(errorChain(detail))}\n`);
     return 1;
   }
   io.out(`Connection ${conn.name}: valid\n`);

@@ -20,6 +20,7 @@ import type {
   SchemaRef,
   SeedOptions,
   SeedSource,
+  QueryResult,
   TargetSession,
 } from './target.js';
 
@@ -103,6 +104,11 @@ export class SqlSession<D extends SqlDriver> implements TargetSession {
     const result = await this.driver.query(`SELECT ${dialect.maxTextSql(quoteIdent(column), category)} FROM ${quoteRelation(rel)}`);
     const raw = result.rows[0]?.[0];
     return { literal: formatLiteral(category, raw === null || raw === undefined ? null : String(raw)), dataType: col.type, category };
+  }
+
+  async query(sql: string): Promise<QueryResult> {
+    const r = await this.driver.query(sql);
+    return { count: r.count, columns: r.columns, rows: r.rows };
   }
 
   async countQuery(sql: string): Promise<number> {

@@ -93,6 +93,12 @@ export interface Rows {
   readonly rows: number;
 }
 
+export interface QueryResult {
+  readonly count: number;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly unknown[])[];
+}
+
 export interface TargetSession {
   /** Opaque, JSON-safe key for `Target.cancel` from another thread (PostgreSQL backend pid). */
   readonly cancelKey: string;
@@ -123,6 +129,11 @@ export interface TargetSession {
   maxValue(rel: Relation, column: string): Promise<MaxValue>;
   /** The column's type name, or null when the relation or column does not exist. */
   columnType(rel: Relation, column: string): Promise<string | null>;
+  /**
+   * One statement as written, with its result: `count` = rows affected (DML)
+   * or returned (queries); `rows` as the driver returns them (query jobs).
+   */
+  query(sql: string): Promise<QueryResult>;
   /** First column of the first row as a number; no rows → 0 (data tests, §10.1). */
   countQuery(sql: string): Promise<number>;
   /** §11.5; rows = data rows loaded. */

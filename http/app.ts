@@ -1,0 +1,75 @@
+/**
+ * The daemon's Koa application (api.md §2): request id and one log line per
+ * request, errors rendered as `{error, code}` in one place, token
+ * authentication before routing, then the route table. The app is a message
+ * producer: handlers call services and render what they return.
+ */
+import Koa from 'koa';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Logger } from '../engine/log.js';
+import { readJsonBody } from './body.js';
+import { HttpError, notFound, toHttpError, unauthorized } from './http-error.js';
+import type { Route } from './route.js';
+import { validateBody } from './validate.js';
+
+export interface AppOptions {
+  readonly routes: readonly Route[];
+  /** Resolves a token's SHA-256 digest (hex) to its project id. */
+  readonly projectForDigest: (digest: string) => Promise<string | undefined>;
+  readonly logger: Logger;
+}
+
+const TOKEN = /^Service-Project-Token ([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})$/i;
+
+export const tokenDigest = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** Constant-time comparison of two hex digests. */
+export function digestsEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+async function authenticate(header: string | undefined, lookup: AppOptions['projectForDigest']): Promise<string> {
+  const m = TOKEN.exec(header ?? '');
+  // The scheme is case-insensitive; the token itself must be lowercase (§2.2).
+  if (!m || m[1] !== m[1]!.toLowerCase() || !/^service-project-token$/i.test(header!.split(' ')[0]!)) throw unauthorized();
+  const project = await lookup(tokenDigest(m[1]!));
+  if (!project) throw unauthorized();
+  return project;
+}
+
+export function createApp(opts: AppOptions): Koa {
+  const app = new Koa();
+  const table = new Map(opts.routes.map((r) => [`${r.method} ${r.path}`, r]));
+  const publicPaths = new Set(opts.routes.filter((r) => !r.auth).map((r) => r.path));
+  app.use(async (ctx) => {
+    const started = performance.now();
+    const requestId = randomUUID();
+    ctx.set('X-Request-Id', requestId);
+    let projectId = '-';
+    try {
+      const isPublic = publicPaths.has(ctx.path) && ctx.method === 'GET';
+      if (!isPublic) projectId = await authenticate(ctx.get('authorization') || undefined, opts.projectForDigest);
+      const r = table.get(`${ctx.method} ${ctx.path}`);
+      if (!r) throw notFound(`no route for ${ctx.method} ${ctx.path}`);
+      const body = r.method === 'POST' ? await readJsonBody(ctx) : {};
+      const input = r.body ? validateBody(body, r.body) : body;
+      ctx.status = 200;
+      ctx.body = await r.handler({ ctx, projectId }, input);
+    } catch (err) {
+      const e = toHttpError(err);
+      if (e.status >= 500) opts.logger.log('error', `request ${requestId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      ctx.status = e.status;
+      ctx.body = { error: e.message, code: e.code, ...(e.extra ?? {}) };
+    } finally {
+      ctx.type = 'application/json; charset=utf-8';
+      const ms = (performance.now() - started).toFixed(1);
+      opts.logger.log('info', `${ctx.method} ${ctx.path} ${ctx.status} ${ms}ms ${requestId} ${projectId}`);
+    }
+  });
+  app.on('error', () => {});
+  return app;
+}
+
+export { HttpError };

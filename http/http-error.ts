@@ -1,0 +1,44 @@
+/**
+ * Errors as the API renders them (api.md §2.5): `{error, code}` with a fixed
+ * status per code. Route handlers throw `HttpError`; engine errors are mapped
+ * by their code in one place (`toHttpError`), so no handler formats a
+ * response body for a failure.
+ */
+import { EngineError, errorChain } from '../engine/errors.js';
+
+export type ApiCode = 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'payload_too_large' | 'invalid_job_file' | 'internal';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ApiCode,
+    message: string,
+    readonly extra?: Readonly<Record<string, unknown>>,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const badRequest = (m: string) => new HttpError(400, 'bad_request', m);
+export const notFound = (m: string) => new HttpError(404, 'not_found', m);
+export const conflict = (m: string) => new HttpError(409, 'conflict', m);
+export const forbidden = (m: string) => new HttpError(403, 'forbidden', m);
+export const unauthorized = () => new HttpError(401, 'unauthorized', 'missing or invalid project token');
+
+const BY_ENGINE_CODE: Readonly<Record<string, [number, ApiCode]>> = {
+  bad_request: [400, 'bad_request'],
+  usage: [400, 'bad_request'],
+  not_found: [404, 'not_found'],
+  conflict: [409, 'conflict'],
+};
+
+/** Maps anything thrown by a handler to the HTTP error the client sees. */
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err instanceof EngineError) {
+    const hit = BY_ENGINE_CODE[err.code];
+    if (hit) return new HttpError(hit[0], hit[1], errorChain(err));
+  }
+  return new HttpError(500, 'internal', 'internal error');
+}

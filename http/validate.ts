@@ -1,0 +1,47 @@
+/**
+ * Request body validation with superstruct (api.md §2.4 step 6): the first
+ * problem answers, unknown fields before missing ones before wrong types,
+ * with the spec's messages and dotted paths. `null` for an optional field
+ * means absent, so nulls are dropped before validation.
+ */
+import { validate, type Struct } from 'superstruct';
+import { badRequest } from './http-error.js';
+
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+  object: 'an object',
+  type: 'an object',
+  record: 'an object',
+  array: 'an array',
+};
+
+function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropNulls);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, dropNulls(v)]));
+  }
+  return value;
+}
+
+/** Validates `body` against `schema`; throws 400 with the first problem's message. */
+export function validateBody<T>(body: unknown, schema: Struct<T, unknown>): T {
+  const clean = dropNulls(body);
+  const [err, value] = validate(clean, schema, { coerce: true });
+  if (!err) return value as T;
+  const failures = err.failures();
+  const path = (p: readonly (string | number)[]) => p.map(String).join('.');
+  const unknown = failures.find((f) => f.type === 'never');
+  if (unknown) throw badRequest(`unknown field "${path(unknown.path)}"`);
+  const missing = failures.find((f) => f.value === undefined);
+  if (missing) throw badRequest(`field "${path(missing.path)}" is required`);
+  const f = failures[0]!;
+  if (f.refinement !== undefined) throw badRequest(f.message);
+  // Every array in the API holds strings: an element of the wrong type is reported on the array.
+  const last = f.path[f.path.length - 1];
+  if (typeof last === 'number') throw badRequest(`field "${path(f.path.slice(0, -1))}" must be an array of strings`);
+  const word = f.type === 'array' ? 'an array of strings' : (TYPE_WORDS[f.type] ?? `a valid ${f.type}`);
+  throw badRequest(`field "${path(f.path)}" must be ${word}`);
+}
