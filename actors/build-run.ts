@@ -5,8 +5,6 @@
  * owns the database file (one task at a time). Hosts call `startBuild` and
  * render the events; nothing here writes to stdout.
  */
-import { randomUUID } from 'node:crypto';
-import { BroadcastChannel } from 'node:worker_threads';
 import type { Connection } from '../engine/connections/connection.js';
 import { executeNode } from '../engine/build/execute-node.js';
 import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
@@ -15,7 +13,7 @@ import type { Level, Logger } from '../engine/log.js';
 import { openTarget, type SchemaRef, type Target, type TargetSession } from '../engine/targets/index.js';
 import { createNunjucksEngine } from '../engine/template/nunjucks-engine.js';
 import { duckdbActor } from './duckdb-actor.js';
-import type { LogMessage } from './tasks/build-node.js';
+import { logReceiver } from './task-log.js';
 import { TaskPool } from './pool.js';
 import { RunActor } from './runtime.js';
 
@@ -106,49 +104,6 @@ interface Runner {
   execute(id: string, task: NodeTask): Promise<NodeOutcome>;
   cancel(id: string): Promise<void>;
   close(): Promise<void>;
-}
-
-/**
- * How long a finished task may take to deliver its log `end` marker. It
- * normally arrives within a millisecond of the result; it never arrives when
- * the handler did not run (a worker that died, a cancel that overtook the
- * task), and then this bounds the wait.
- */
-const LOG_END_GRACE_MS = 500;
-
-/** The host side of the tasks' log channel: lines go to the run's logger. */
-function logReceiver(logger: Logger) {
-  const name = `service-build-log-${randomUUID()}`;
-  const channel = new BroadcastChannel(name);
-  channel.unref();
-  const waiting = new Map<string, () => void>();
-  const ended = new Set<string>();
-  channel.onmessage = (event: unknown) => {
-    const m = (event as { data: LogMessage }).data;
-    if (m?.type === 'line') logger.log(m.level, m.message);
-    else if (m?.type === 'end') {
-      const wake = waiting.get(m.key);
-      if (wake) wake();
-      else ended.add(m.key);
-    }
-  };
-  return {
-    name,
-    /** Resolves once `key`'s end marker arrived (or after the grace period). */
-    async drained(key: string): Promise<void> {
-      if (ended.delete(key)) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, LOG_END_GRACE_MS);
-        function done() {
-          clearTimeout(timer);
-          waiting.delete(key);
-          resolve();
-        }
-        waiting.set(key, done);
-      });
-    },
-    close: () => channel.close(),
-  };
 }
 
 /** PostgreSQL: node tasks on worker threads; cancel aborts the task, whose handler cancels the backend. */
