@@ -9,12 +9,11 @@
 import type { Connection } from '../../engine/connections/connection.js';
 import { executeNode } from '../../engine/build/execute-node.js';
 import type { NodeOutcome, NodeTask, RunSettings } from '../../engine/build/node-task.js';
-import { EngineError } from '../../engine/errors.js';
 import { streamLogger, type Level } from '../../engine/log.js';
 import { createNunjucksEngine } from '../../engine/template/nunjucks-engine.js';
 import type { TaskHandler } from './task-handler.js';
 import { endOfLog, forwardingLogger, type LogRoute } from './task-log.js';
-import { targetFor } from './worker-targets.js';
+import { withCancellableSession } from './worker-targets.js';
 
 export interface BuildNodeTask {
   readonly type: 'build.node';
@@ -31,26 +30,8 @@ const engine = createNunjucksEngine();
 
 export const buildNode: TaskHandler<BuildNodeTask, NodeOutcome> = async (task, { signal }) => {
   try {
-    if (signal.aborted) throw new EngineError('cancelled', 'cancelled');
-    const target = targetFor(task.connection);
-    const session = await target.open();
-    const onAbort = () => void target.cancel(session.cancelKey).catch(() => {});
-    // An abort that landed while connecting has already fired: the listener below would never run.
-    if (signal.aborted) {
-      await session.close().catch(() => {});
-      throw new EngineError('cancelled', 'cancelled');
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      const logger = task.log ? forwardingLogger(task.log, task.logLevel) : streamLogger({ level: task.logLevel, json: task.jsonLogs });
-      return await executeNode(task.node, { session, settings: task.settings, logger, engine });
-    } catch (err) {
-      if (signal.aborted) throw new EngineError('cancelled', 'cancelled', err);
-      throw err;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      await session.close().catch(() => {});
-    }
+    const logger = task.log ? forwardingLogger(task.log, task.logLevel) : streamLogger({ level: task.logLevel, json: task.jsonLogs });
+    return await withCancellableSession(task.connection, signal, (session) => executeNode(task.node, { session, settings: task.settings, logger, engine }));
   } finally {
     if (task.log) endOfLog(task.log);
   }

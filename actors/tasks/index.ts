@@ -6,11 +6,13 @@
  */
 import { buildNode } from './build-node.js';
 import { ping } from './ping.js';
+import { queryRun } from './query-run.js';
 import { sleep } from './sleep.js';
 import type { PoolTask, TaskHandler } from './task-handler.js';
 
 export const taskHandlers = {
   'build.node': buildNode,
+  'query.run': queryRun,
   ping,
   sleep,
 } satisfies Record<string, TaskHandler<any, unknown>>;
