@@ -1,0 +1,215 @@
+/**
+ * The daemon's executions (api.md §5): run requests with the job policy,
+ * dispatch of queued executions (at most `maxRunning`, oldest first, one per
+ * job), the work per job kind, cancellation, the final status, shutdown and
+ * restart recovery. The store is the source of truth: a terminal record
+ * never changes, so results that arrive after a cancel are dropped there.
+ *
+ * States of one execution (store-enforced):
+ *   queued → running → success | warning | error | skipped | cancelled
+ *   queued → cancelled | skipped;  running → interrupted (only at start)
+ */
+import type { ConnectionRegistry } from '../../engine/connections/index.js';
+import { EngineError, errorChain } from '../../engine/errors.js';
+import type { Logger } from '../../engine/log.js';
+import type { ExecutionRecord, ExecutionStatus, JobRecord, StateStore, Trigger } from '../../engine/state/store.js';
+import type { TaskPool } from '../pool.js';
+import type { LineRouter } from './line-router.js';
+import { queryTaskWork, type QueryJobFile } from './query-work.js';
+import { startTasks, type TaskOutcome, type TaskRunHandle } from './task-runner.js';
+
+/** A job file as the runner needs it, or why it cannot run. */
+export type LoadedJobFile = { readonly ok: true; readonly kind: 'query'; readonly file: QueryJobFile } | { readonly ok: true; readonly kind: 'replication' | 'pipeline' | 'monitor' } | { readonly ok: false; readonly error: string };
+
+export interface ExecutionDeps {
+  readonly store: StateStore;
+  readonly pool: TaskPool;
+  readonly logger: Logger;
+  readonly maxRunning: number;
+  /** Identifies this daemon's claims in a shared store. */
+  readonly owner: string;
+  readonly connections: (projectId: string) => ConnectionRegistry;
+  readonly loadJobFile: (projectId: string, fileName: string) => Promise<LoadedJobFile>;
+  /** §6.2 lookup after run and job vars: the project env file, the host env file, the process environment. */
+  readonly envLookup: (projectId: string) => (name: string) => string | undefined;
+  readonly lines: LineRouter;
+}
+
+export interface RunOverrides {
+  readonly streams?: readonly string[];
+  readonly mode?: string;
+  readonly select?: readonly string[];
+  readonly vars?: Readonly<Record<string, unknown>>;
+}
+
+const now = () => new Date().toISOString();
+const TERMINAL_ON_CANCEL = 'cancelled by request';
+
+interface Running {
+  readonly exec: ExecutionRecord;
+  handle?: TaskRunHandle;
+  finished: Promise<void>;
+}
+
+export class ExecutionService {
+  readonly #deps: ExecutionDeps;
+  readonly #running = new Map<string, Running>();
+  #dispatching = false;
+  #again = false;
+  #stopped = false;
+
+  constructor(deps: ExecutionDeps) {
+    this.#deps = deps;
+  }
+
+  /** §5.6: executions this daemon left running are interrupted. */
+  async recover(): Promise<string[]> {
+    return this.#deps.store.markRunningInterrupted(now(), 'the daemon stopped while the execution was running');
+  }
+
+  /** §4.15 + §5.4: creates the execution (queued or skipped) and returns its id. */
+  async requestRun(job: JobRecord, overrides: RunOverrides, trigger: Trigger): Promise<string> {
+    const { store } = this.#deps;
+    const active = await store.activeExecutions(job.id);
+    const base = { project_id: job.project_id, job_id: job.id, job_name: job.name, job_type: job.type, file_name: job.file_name, trigger, overrides: { ...overrides } };
+    if (job.policy === 'skip' && active.length > 0) {
+      const t = now();
+      const exec = await store.createExecution({ ...base, status: 'skipped', error: `job ${job.id} already has an active execution ${active[0]!.exec_id}`, start_time: t, end_time: t });
+      return exec.exec_id;
+    }
+    const exec = await store.createExecution({ ...base, start_time: now() });
+    if (job.policy === 'cancel') {
+      for (const a of active) await this.#cancelExecution(a, `cancelled by a newer run ${exec.exec_id}`);
+    }
+    this.dispatch();
+    return exec.exec_id;
+  }
+
+  /** §5.3: queued → cancelled at once; running → cancelled record, then the work is stopped. */
+  async cancel(projectId: string, execId: string): Promise<ExecutionRecord> {
+    const exec = await this.#deps.store.getExecution(projectId, execId);
+    if (!exec) throw new EngineError('not_found', `execution ${execId} not found`);
+    if (exec.status !== 'queued' && exec.status !== 'running') {
+      throw new EngineError('conflict', `execution ${execId} is not running or queued (status: ${exec.status})`);
+    }
+    await this.#cancelExecution(exec, TERMINAL_ON_CANCEL);
+    return (await this.#deps.store.getExecution(projectId, execId))!;
+  }
+
+  async #cancelExecution(exec: ExecutionRecord, reason: string): Promise<void> {
+    const { store } = this.#deps;
+    const t = now();
+    await store.updateExecution(exec.exec_id, { status: 'cancelled', error: reason, end_time: t });
+    await store.finishActive(exec.exec_id, 'cancelled', t);
+    this.#running.get(exec.exec_id)?.handle?.cancel();
+  }
+
+  /** Claims and starts queued executions while slots are free. Re-entrant calls coalesce. */
+  dispatch(): void {
+    if (this.#stopped) return;
+    if (this.#dispatching) {
+      this.#again = true;
+      return;
+    }
+    this.#dispatching = true;
+    void (async () => {
+      try {
+        do {
+          this.#again = false;
+          while (!this.#stopped && this.#running.size < this.#deps.maxRunning) {
+            const exec = await this.#deps.store.claimNextQueued({ maxRunning: this.#deps.maxRunning, owner: this.#deps.owner });
+            if (!exec) break;
+            this.#start(exec);
+          }
+        } while (this.#again && !this.#stopped);
+      } catch (err) {
+        this.#deps.logger.log('error', `dispatch failed: ${errorChain(err)}`);
+      } finally {
+        this.#dispatching = false;
+      }
+    })();
+  }
+
+  #start(exec: ExecutionRecord): void {
+    const entry: Running = { exec, finished: Promise.resolve() };
+    this.#running.set(exec.exec_id, entry);
+    this.#deps.logger.log('info', `execution ${exec.exec_id} running (job ${exec.job_id})`);
+    entry.finished = this.#run(entry)
+      .catch((err) => this.#finish(exec, 'error', errorChain(err)))
+      .catch((err) => this.#deps.logger.log('error', `execution ${exec.exec_id} failed: ${errorChain(err)}`))
+      .finally(() => {
+        this.#running.delete(exec.exec_id);
+        this.dispatch();
+      });
+  }
+
+  /** Run vars over the job's config.vars over the env layers (§6.2). */
+  async #lookup(exec: ExecutionRecord): Promise<(name: string) => string | undefined> {
+    const job = await this.#deps.store.getJob(exec.project_id, exec.job_id);
+    const runVars = (exec.overrides?.vars ?? {}) as Record<string, unknown>;
+    const jobVars = (job?.config.vars ?? {}) as Record<string, unknown>;
+    const env = this.#deps.envLookup(exec.project_id);
+    return (name) => {
+      for (const vars of [runVars, jobVars]) if (Object.prototype.hasOwnProperty.call(vars, name)) return String(vars[name]);
+      return env(name);
+    };
+  }
+
+  async #run(entry: Running): Promise<void> {
+    const { store } = this.#deps;
+    const exec = entry.exec;
+    const loaded = await this.#deps.loadJobFile(exec.project_id, exec.file_name);
+    if (!loaded.ok) return this.#finish(exec, 'error', loaded.error);
+    if (loaded.kind !== 'query') return this.#finish(exec, 'error', `${loaded.kind} jobs cannot run yet in this version`);
+    const work = queryTaskWork(loaded.file, exec, this.#deps, await this.#lookup(exec));
+    const handle = await startTasks(store, exec.exec_id, [work], 1);
+    entry.handle = handle;
+    // A cancel that landed before the handle existed found nothing to stop.
+    if ((await store.findExecution(exec.exec_id))?.status !== 'running') handle.cancel();
+    const outcomes = await handle.done;
+    const rows = outcomes.reduce((a, o) => a + o.rows, 0);
+    const bytes = outcomes.reduce((a, o) => a + o.bytes, 0);
+    await store.updateExecution(exec.exec_id, { rows, bytes });
+    const failed = outcomes.filter((o) => o.status === 'error');
+    const status: ExecutionStatus = failed.length > 0 ? 'error' : outcomes.every((o) => o.status === 'cancelled') ? 'cancelled' : 'success';
+    const error = failed.length > 0 ? summary(failed, work.streamName) : null;
+    return this.#finish(exec, status, error);
+  }
+
+  async #finish(exec: ExecutionRecord, status: ExecutionStatus, error: string | null): Promise<void> {
+    const t = now();
+    const changed = await this.#deps.store.updateExecution(exec.exec_id, { status, error, end_time: t });
+    if (changed) {
+      await this.#deps.store.finishActive(exec.exec_id, 'cancelled', t);
+      this.#deps.logger.log('info', `execution ${exec.exec_id} ${status}${error ? `: ${error}` : ''}`);
+    }
+  }
+
+  /** §8 shutdown: stop dispatching, wait up to `graceMs`, then cancel what still runs. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.#stopped = true;
+    const all = () => Promise.all([...this.#running.values()].map((r) => r.finished));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([all().then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
+    clearTimeout(timer);
+    if (timedOut) {
+      for (const r of this.#running.values()) await this.#cancelExecution(r.exec, 'cancelled: daemon shutdown');
+      await all();
+    }
+  }
+
+  /** Stops waiting at once (a second signal): cancels everything running now. */
+  async cancelAll(reason: string): Promise<void> {
+    for (const r of this.#running.values()) await this.#cancelExecution(r.exec, reason);
+  }
+
+  get runningCount(): number {
+    return this.#running.size;
+  }
+}
+
+/** §5.2: `<stream_name or step_id>: <message>` for the first failure, `(and <n> more)` for others. */
+function summary(failed: readonly TaskOutcome[], name: string): string {
+  const first = `${name}: ${failed[0]!.error?.message ?? 'failed'}`;
+  return failed.length > 1 ? `${first} (and ${failed.length - 1} more)` : first;
+}

@@ -1,0 +1,32 @@
+/**
+ * One log channel for the daemon's pool tasks: each running task gets a key,
+ * and its lines are routed to that task's sink (its live output). Built on
+ * the shared task-log receiver.
+ */
+import { randomUUID } from 'node:crypto';
+import { logReceiver } from '../task-log.js';
+import type { LogRoute } from '../tasks/task-log.js';
+
+export interface LineRouter {
+  open(sink: (line: string) => void): { readonly route: LogRoute; close(): Promise<void> };
+  close(): void;
+}
+
+export function lineRouter(): LineRouter {
+  const sinks = new Map<string, (line: string) => void>();
+  const receiver = logReceiver((key, _level, message) => sinks.get(key)?.(message));
+  return {
+    open(sink) {
+      const key = randomUUID();
+      sinks.set(key, sink);
+      return {
+        route: { channel: receiver.name, key },
+        async close() {
+          await receiver.drained(key);
+          sinks.delete(key);
+        },
+      };
+    },
+    close: () => receiver.close(),
+  };
+}

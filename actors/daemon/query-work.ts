@@ -1,0 +1,81 @@
+/**
+ * The one task of a query job execution (api.md §6.6): `${NAME}`
+ * substitution at run time (§6.2), then the statements on the declared
+ * connection — PostgreSQL on a pool worker thread, DuckDB through the
+ * file's actor. Log lines become the task's live output.
+ */
+import type { ConnectionRegistry } from '../../engine/connections/index.js';
+import { EngineError } from '../../engine/errors.js';
+import { runQueryStatements } from '../../engine/runs/query-task.js';
+import type { ExecutionRecord } from '../../engine/state/store.js';
+import { openTarget } from '../../engine/targets/index.js';
+import { duckdbActor } from '../duckdb-actor.js';
+import type { TaskPool } from '../pool.js';
+import type { LineRouter } from './line-router.js';
+import type { TaskWork } from './task-runner.js';
+
+export interface QueryJobFile {
+  readonly connection: string;
+  readonly statements: readonly string[];
+}
+
+export interface QueryWorkDeps {
+  readonly pool: TaskPool;
+  readonly lines: LineRouter;
+  readonly connections: (projectId: string) => ConnectionRegistry;
+}
+
+const TOKEN = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** §6.2 substitution; an unresolved name fails the task with `variable NAME is not set`. */
+export function substituteVars(text: string, lookup: (name: string) => string | undefined): string {
+  return text.replace(TOKEN, (_, name: string) => {
+    const v = lookup(name);
+    if (v === undefined) throw new EngineError('node', `variable ${name} is not set`);
+    return v;
+  });
+}
+
+export function queryTaskWork(file: QueryJobFile, exec: ExecutionRecord, deps: QueryWorkDeps, lookup: (name: string) => string | undefined): TaskWork {
+  return {
+    taskId: 'task_1',
+    streamName: exec.file_name,
+    object: file.connection,
+    mode: 'query',
+    async run(signal, log) {
+      const registry = deps.connections(exec.project_id);
+      const conn = registry.get(file.connection);
+      if (!conn) throw new EngineError('node', `connection ${file.connection} not found`);
+      const statements = file.statements.map((s) => substituteVars(s, lookup));
+      if (conn.type === 'postgres') {
+        const route = deps.lines.open((line) => log(registry.redact(line)));
+        try {
+          const r = await deps.pool.run({ type: 'query.run', connection: conn, statements, log: route.route }, { signal });
+          return { rows: r.rows, bytes: 0 };
+        } finally {
+          await route.close();
+        }
+      }
+      if (conn.type === 'duckdb') {
+        const target = openTarget(conn);
+        return duckdbActor(conn.path).run(async () => {
+          const session = await target.open();
+          const onAbort = () => void target.cancel(session.cancelKey).catch(() => {});
+          signal.addEventListener('abort', onAbort, { once: true });
+          try {
+            const r = await runQueryStatements(session, statements, log);
+            return { rows: r.rows, bytes: 0 };
+          } catch (err) {
+            if (signal.aborted) throw new EngineError('cancelled', 'cancelled', err);
+            throw err;
+          } finally {
+            signal.removeEventListener('abort', onAbort);
+            await session.close().catch(() => {});
+            await target.close().catch(() => {});
+          }
+        }, { signal });
+      }
+      throw new EngineError('node', `query connection ${file.connection} must be a database connection`);
+    },
+  };
+}
