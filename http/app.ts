@@ -5,8 +5,9 @@
  * producer: handlers call services and render what they return.
  */
 import Koa from 'koa';
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../engine/log.js';
+import { sha256hex } from '../engine/state/ids.js';
 import { readJsonBody } from './body.js';
 import { HttpError, notFound, toHttpError, unauthorized } from './http-error.js';
 import type { Route } from './route.js';
@@ -21,20 +22,11 @@ export interface AppOptions {
 
 const TOKEN = /^Service-Project-Token ([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})$/i;
 
-export const tokenDigest = (token: string) => createHash('sha256').update(token).digest('hex');
-
-/** Constant-time comparison of two hex digests. */
-export function digestsEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 async function authenticate(header: string | undefined, lookup: AppOptions['projectForDigest']): Promise<string> {
   const m = TOKEN.exec(header ?? '');
   // The scheme is case-insensitive; the token itself must be lowercase (§2.2).
   if (!m || m[1] !== m[1]!.toLowerCase() || !/^service-project-token$/i.test(header!.split(' ')[0]!)) throw unauthorized();
-  const project = await lookup(tokenDigest(m[1]!));
+  const project = await lookup(sha256hex(m[1]!));
   if (!project) throw unauthorized();
   return project;
 }
