@@ -10,6 +10,8 @@ import { parseBuildArgs } from './build/args.js';
 import { buildCommand } from './build/command.js';
 import { buildHelp, commandHelp } from './build/help.js';
 import { connsList, connsTest } from './conns.js';
+import { projectCommand, tokenCommand } from './operator.js';
+import { remoteCommand } from './remote.js';
 import { printUsageError, processIo, type Io } from './io.js';
 
 const VERSION = '0.1.0';
@@ -18,7 +20,13 @@ function program() {
   const prog = sade('service').version(VERSION);
   prog.command('build <command> [path]', 'Compile and run SQL models: run, list, test, compile').example('build run examples/shop');
   prog.command('conns list', 'List the connections this machine knows (name, type, kind, source)').option('-o', 'output: table or json', 'table');
-  prog.command('conns test <name>', 'Connect with a 10 s timeout and run select 1');
+  prog.command('conns test <name>', 'Connect with a 10 s timeout and run select 1 (--remote or SERVICE_PLATFORM_HOST: ask the daemon)');
+  prog.command('serve', 'Run the daemon: HTTP API, scheduler and executions').option('--port', 'TCP port', 8080).option('--host', 'bind address', '127.0.0.1').option('--data-dir', 'data directory').option('--state', 'SQLite path or postgres URL').option('--max-running', 'executions at once', 4).option('--grace-period', 'shutdown wait', '60s');
+  prog.command('project <create|update|list> [name]', 'Operator: manage projects in the state store');
+  prog.command('token create', 'Operator: print a new project token once (--project NAME)');
+  prog.command('jobs <list|get|run> [id]', 'API client: jobs of the token\'s project');
+  prog.command('execs <list|get|log|cancel> [id]', 'API client: executions');
+  prog.command('files <list|get|save> [name]', 'API client: project files');
   return prog;
 }
 
@@ -45,6 +53,11 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     }
     return buildCommand(args, io);
   }
+  if (group === 'jobs' || group === 'execs' || group === 'files' || (group === 'conns' && (rest.includes('--remote') || (process.env.SERVICE_PLATFORM_HOST ?? '') !== ''))) {
+    return remoteCommand(group, rest.filter((a) => a !== '--remote'), io);
+  }
+  if (group === 'project') return projectCommand(rest, io);
+  if (group === 'token') return tokenCommand(rest, io);
   if (group === 'conns') {
     const [sub, ...more] = rest;
     if (sub === 'list') return connsList(io, more.includes('json') || more.includes('-o=json') || more.includes('--json'));

@@ -1,0 +1,83 @@
+/**
+ * Fires scheduled jobs (api.md §5.5): every active job with schedules runs
+ * when one of its expressions matches, evaluated in the job's timezone. The
+ * scheduler sleeps until the earliest next fire (at most a minute, so jobs
+ * saved meanwhile are seen) and fires everything due since its last look;
+ * fires missed while the daemon was down are not made up.
+ */
+import { errorChain } from '../../engine/errors.js';
+import type { Logger } from '../../engine/log.js';
+import { nextRun } from '../../engine/schedule/cron.js';
+import type { JobRecord, StateStore } from '../../engine/state/store.js';
+
+export interface SchedulerDeps {
+  readonly store: StateStore;
+  readonly run: (job: JobRecord) => Promise<unknown>;
+  readonly logger: Logger;
+  readonly now?: () => Date;
+}
+
+const MAX_SLEEP_MS = 60_000;
+
+export class Scheduler {
+  readonly #deps: SchedulerDeps;
+  #timer: NodeJS.Timeout | undefined;
+  #since: Date;
+  #stopped = true;
+  #ticking: Promise<void> = Promise.resolve();
+
+  constructor(deps: SchedulerDeps) {
+    this.#deps = deps;
+    this.#since = this.#now();
+  }
+
+  #now(): Date {
+    return this.#deps.now?.() ?? new Date();
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#since = this.#now();
+    this.#arm(0);
+  }
+
+  /** Re-evaluates soon (after a job save). */
+  refresh(): void {
+    if (!this.#stopped) this.#arm(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#ticking;
+  }
+
+  #arm(ms: number): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#ticking = this.#tick().catch((err) => this.#deps.logger.log('error', `scheduler: ${errorChain(err)}`));
+    }, ms);
+    this.#timer.unref();
+  }
+
+  /** Fires jobs due in (since, now] and sleeps until the next fire. */
+  async #tick(): Promise<void> {
+    if (this.#stopped) return;
+    const now = this.#now();
+    let earliest = now.getTime() + MAX_SLEEP_MS;
+    for (const project of await this.#deps.store.listProjects()) {
+      for (const job of await this.#deps.store.listJobs(project.id)) {
+        if (!job.active || job.schedules.length === 0) continue;
+        const due = nextRun(job.schedules, job.timezone, this.#since);
+        if (due && due.getTime() <= now.getTime()) {
+          this.#deps.logger.log('info', `schedule fired for job ${job.id}`);
+          await this.#deps.run(job).catch((err) => this.#deps.logger.log('error', `scheduled run of ${job.id} failed: ${errorChain(err)}`));
+        }
+        const next = nextRun(job.schedules, job.timezone, now);
+        if (next) earliest = Math.min(earliest, next.getTime());
+      }
+    }
+    this.#since = now;
+    if (!this.#stopped) this.#arm(Math.max(0, earliest - this.#now().getTime()));
+  }
+}

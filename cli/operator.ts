@@ -1,0 +1,134 @@
+/**
+ * Operator commands (api.md §9.2): act on the state store and data dir
+ * directly, may run while the daemon runs, and are not reachable over HTTP.
+ *   service project create NAME [--git-url URL] [--git-branch B] [--git-poll S] [--git-enabled=true|false]
+ *   service project update NAME [same git flags]
+ *   service project list
+ *   service token create --project NAME [--label L]
+ */
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { redact } from '../engine/connections/index.js';
+import { EngineError, errorChain } from '../engine/errors.js';
+import { ProjectTree } from '../engine/files/project-tree.js';
+import { newToken, sha256hex } from '../engine/state/ids.js';
+import { openStateStore } from '../engine/state/open-state-store.js';
+import type { GitRecord, StateStore } from '../engine/state/store.js';
+import { parseFlags, STORE_FLAGS, storeLocation } from './daemon-flags.js';
+import type { Io } from './io.js';
+
+const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const GIT_FLAGS = { 'git-url': 'value', 'git-branch': 'value', 'git-poll': 'value', 'git-enabled': 'bool' } as const;
+
+/** `projects/<id>/files/` and an empty `projects/<id>/env.yaml` (api.md §8 layout). */
+export function ensureProjectDirs(dataDir: string, projectId: string): void {
+  const base = join(dataDir, 'projects', projectId);
+  mkdirSync(join(base, 'files'), { recursive: true });
+  const env = join(base, 'env.yaml');
+  if (!existsSync(env)) writeFileSync(env, '# connections of this project\nconnections: {}\n');
+}
+
+function gitPatch(flags: Map<string, string>): Partial<GitRecord> | null | undefined {
+  if (flags.get('git-url') === '') return null; // `--git-url ""` removes git
+  const patch: { -readonly [K in keyof GitRecord]?: GitRecord[K] } = {};
+  if (flags.has('git-url')) {
+    patch.url = flags.get('git-url')!;
+    if (!flags.has('git-enabled')) patch.enabled = true;
+  }
+  if (flags.has('git-branch')) patch.branch = flags.get('git-branch')!;
+  if (flags.has('git-poll')) {
+    const n = Number(flags.get('git-poll'));
+    if (!Number.isInteger(n) || n < 0) throw new EngineError('usage', `invalid argument "${flags.get('git-poll')}" for "--git-poll": expected seconds (0 = no polling)`);
+    patch.poll_interval = n;
+  }
+  if (flags.has('git-enabled')) {
+    const v = flags.get('git-enabled')!;
+    if (v !== 'true' && v !== 'false') throw new EngineError('usage', `invalid argument "${v}" for "--git-enabled": expected true or false`);
+    patch.enabled = v === 'true';
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+async function withStore<T>(flags: Map<string, string>, fn: (store: StateStore, dataDir: string) => Promise<T>): Promise<T> {
+  const { dataDir, state } = storeLocation(flags);
+  mkdirSync(dataDir, { recursive: true });
+  const store = await openStateStore(state);
+  try {
+    return await fn(store, dataDir);
+  } finally {
+    await store.close();
+  }
+}
+
+export async function projectCommand(argv: readonly string[], io: Io): Promise<number> {
+  const [sub, ...rest] = argv;
+  const { flags, positionals } = parseFlags(rest, { ...STORE_FLAGS, ...(sub === 'list' ? {} : GIT_FLAGS) });
+  try {
+    if (sub === 'create' || sub === 'update') {
+      const name = positionals[0];
+      if (!name) throw new EngineError('usage', `project ${sub} needs a project name`);
+      if (!PROJECT_NAME.test(name)) throw new EngineError('bad_request', `invalid project name "${name}": expected ^[a-z0-9][a-z0-9_-]{0,63}$`);
+      const patch = gitPatch(flags);
+      return await withStore(flags, async (store, dataDir) => {
+        if (sub === 'create') {
+          const git = patch ? { url: '', branch: 'main', enabled: true, poll_interval: 60, last_sha: null, last_pull: null, last_error: null, ...patch } : null;
+          if (git && git.url === '') throw new EngineError('usage', '--git-branch, --git-poll and --git-enabled need --git-url');
+          const p = await store.createProject({ name, git });
+          ensureProjectDirs(dataDir, p.id);
+          io.out(`${p.id}\n`);
+          return 0;
+        }
+        const p = await store.getProjectByName(name);
+        if (!p) throw new EngineError('not_found', `project "${name}" not found`);
+        if (patch !== undefined) await store.updateProjectGit(p.id, patch);
+        io.out(`updated ${p.id}\n`);
+        return 0;
+      });
+    }
+    if (sub === 'list') {
+      return await withStore(flags, async (store, dataDir) => {
+        const rows = [['ID', 'NAME', 'GIT URL', 'BRANCH', 'ENABLED', 'FILES', 'JOBS']];
+        for (const p of await store.listProjects()) {
+          const counts = await store.projectCounts(p.id);
+          const files = await new ProjectTree(join(dataDir, 'projects', p.id, 'files')).countFiles().catch(() => 0);
+          rows.push([p.id, p.name, p.git ? redact(p.git.url) : '', p.git?.branch ?? '', p.git ? String(p.git.enabled) : '', String(files), String(counts.jobs)]);
+        }
+        const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+        io.out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+        return 0;
+      });
+    }
+    throw new EngineError('usage', `unknown project command "${sub ?? ''}", expected create, update or list`);
+  } catch (err) {
+    return report(err, io);
+  }
+}
+
+export async function tokenCommand(argv: readonly string[], io: Io): Promise<number> {
+  const [sub, ...rest] = argv;
+  try {
+    if (sub !== 'create') throw new EngineError('usage', `unknown token command "${sub ?? ''}", expected create`);
+    const { flags } = parseFlags(rest, { ...STORE_FLAGS, project: 'value', label: 'value' });
+    const name = flags.get('project');
+    if (!name) throw new EngineError('usage', 'token create needs --project NAME');
+    return await withStore(flags, async (store) => {
+      const p = await store.getProjectByName(name);
+      if (!p) throw new EngineError('not_found', `project "${name}" not found`);
+      const token = newToken();
+      await store.addToken(p.id, sha256hex(token), flags.get('label') ?? '');
+      io.out(`${token}\n`);
+      return 0;
+    });
+  } catch (err) {
+    return report(err, io);
+  }
+}
+
+function report(err: unknown, io: Io): number {
+  if (err instanceof EngineError && err.code === 'usage') {
+    io.err(`error: ${err.message}\nRun 'service --help' for usage.\n`);
+    return 2;
+  }
+  io.err(`fatal: ${errorChain(err)}\n`);
+  return 1;
+}

@@ -1,0 +1,155 @@
+/**
+ * API client commands (api.md §9.1) — message producers over HTTP:
+ * `service jobs|execs|files …` and `service conns … --remote` (plain
+ * `service conns` works on this machine's connections without a daemon;
+ * with SERVICE_PLATFORM_HOST set or `--remote` it asks the daemon).
+ * Output is a table, or the response body with `-o json`.
+ */
+import { readFileSync } from 'node:fs';
+import { apiClient, ClientError } from './api-client.js';
+import { parseFlags } from './daemon-flags.js';
+import type { Io } from './io.js';
+
+type Row = Record<string, unknown>;
+
+function table(rows: readonly Row[], columns: readonly string[]): string {
+  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '' : String(r[c]))));
+  const head = columns.map((c) => c.toUpperCase());
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
+  return [head, ...cells].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+const readStdin = () => readFileSync(0, 'utf8');
+
+export async function remoteCommand(group: string, argv: readonly string[], io: Io): Promise<number> {
+  const [sub, ...rest] = argv;
+  const { flags, positionals } = parseFlags(rest, {
+    o: 'value', output: 'value', name: 'value', 'file-name': 'value', type: 'value', streams: 'value', mode: 'value', select: 'value', var: 'value', wait: 'bool',
+    status: 'value', 'job-id': 'value', since: 'value', until: 'value', limit: 'value', asc: 'bool', stream: 'value', step: 'value', prefix: 'value', from: 'value', remote: 'bool',
+  });
+  const json = (flags.get('o') ?? flags.get('output')) === 'json';
+  const show = (body: unknown, render: () => string) => io.out(json ? JSON.stringify(body) + '\n' : render());
+  try {
+    const api = apiClient();
+    const key = `${group} ${sub ?? ''}`;
+    switch (key) {
+      case 'jobs list': {
+        const body = (await api.post('/project/job/list', { ...(flags.has('name') ? { name: flags.get('name') } : {}), ...(flags.has('file-name') ? { file_name: flags.get('file-name') } : {}), ...(flags.has('type') ? { type: flags.get('type') } : {}) })) as { jobs: Row[] };
+        show(body, () => table(body.jobs, ['id', 'name', 'type', 'file_name', 'active', 'default', 'executed', 'next_run']));
+        return 0;
+      }
+      case 'jobs get': {
+        const body = await api.get('/project/job/get', { job_id: positionals[0] });
+        io.out(JSON.stringify(body, null, json ? undefined : 2) + '\n');
+        return 0;
+      }
+      case 'jobs run': {
+        const jobId = positionals[0];
+        const vars = Object.fromEntries((flags.has('var') ? [flags.get('var')!] : []).map((kv) => [kv.split('=')[0], kv.split('=').slice(1).join('=')]));
+        const req = {
+          job_id: jobId,
+          ...(flags.has('streams') ? { streams: flags.get('streams')!.split(',') } : {}),
+          ...(flags.has('mode') ? { mode: flags.get('mode') } : {}),
+          ...(flags.has('select') ? { select: flags.get('select')!.split(',') } : {}),
+          ...(Object.keys(vars).length ? { vars } : {}),
+        };
+        const { exec_id } = (await api.post('/project/job/run', req, { 'Service-Trigger': 'manual' })) as { exec_id: string };
+        io.out(`Started job ${jobId} (exec_id=${exec_id})\n`);
+        if (!flags.has('wait')) return 0;
+        for (;;) {
+          const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id }) })) as { executions: Row[] };
+          const e = executions[0];
+          if (e && !['queued', 'running'].includes(String(e.status))) {
+            io.out(`status=${e.status} rows=${e.rows} bytes=${e.bytes} duration=${e.duration}s${e.error ? ` error=${e.error}` : ''}\n`);
+            return e.status === 'success' || e.status === 'warning' ? 0 : 1;
+          }
+          await new Promise((r) => setTimeout(r, 5000));
+        }
+      }
+      case 'execs list': {
+        const filters: Row = {};
+        if (flags.has('job-id')) filters.job_id = flags.get('job-id');
+        if (flags.has('since') || flags.has('until')) filters.period = [flags.get('since') ?? '1970-01-01T00:00:00.000Z', flags.get('until') ?? '9999-12-31T23:59:59.999Z'];
+        const body = (await api.get('/execution/list', { status: flags.get('status'), limit: flags.get('limit'), order: flags.has('asc') ? 'asc' : undefined, filters: Object.keys(filters).length ? JSON.stringify(filters) : undefined })) as { executions: Row[] };
+        show(body, () => table(body.executions.map((e) => ({ ...e, job: e.job_name, start: e.start_time })), ['exec_id', 'job', 'status', 'start', 'duration', 'rows']));
+        return 0;
+      }
+      case 'execs get': {
+        const id = positionals[0];
+        const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
+        if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
+        io.out(JSON.stringify(executions[0], null, json ? undefined : 2) + '\n');
+        return 0;
+      }
+      case 'execs log': {
+        const id = positionals[0];
+        const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
+        if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
+        const pipeline = executions[0]!.job_type === 'pipeline';
+        const body = pipeline
+          ? ((await api.post('/execution/pipeline-steps', { exec_id: id, ...(flags.has('step') ? { step_id: flags.get('step') } : {}) })) as { steps: Row[] }).steps
+          : ((await api.post('/execution/replication-tasks', { exec_id: id, ...(flags.has('stream') ? { stream: flags.get('stream') } : {}), ...(flags.has('status') ? { status: flags.get('status') } : {}) })) as { tasks: Row[] }).tasks;
+        if (json) io.out(JSON.stringify(body) + '\n');
+        else for (const r of body) io.out(`=== ${String(r.stream_name ?? r.step_id)} (status=${String(r.status)}) ===\n${String(r.output ?? '')}`);
+        return 0;
+      }
+      case 'execs cancel': {
+        const id = positionals[0];
+        await api.post('/execution/cancel', { exec_id: id });
+        io.out(`Cancelled ${id}\n`);
+        return 0;
+      }
+      case 'files list': {
+        const body = (await api.post('/project/file/list', flags.has('prefix') ? { prefix: flags.get('prefix') } : {})) as { files: Row[] };
+        show(body, () => table(body.files, ['name', 'size', 'updated']));
+        return 0;
+      }
+      case 'files get': {
+        const body = (await api.get('/project/file/get', { name: positionals[0] })) as { body: string; encoding?: string };
+        if (json) io.out(JSON.stringify(body) + '\n');
+        else io.out(body.encoding === 'base64' ? Buffer.from(body.body, 'base64').toString('latin1') : body.body);
+        return 0;
+      }
+      case 'files save': {
+        const name = positionals[0];
+        const from = flags.get('from');
+        const content = from === undefined || from === '-' ? readStdin() : readFileSync(from, 'utf8');
+        try {
+          const body = (await api.post('/project/file/save', { file: { name, body: content } })) as { file: Row; default_job_id?: string };
+          io.out(`Saved file ${name} (${String(body.file.size)} bytes)\n`);
+          if (body.default_job_id) io.out(`Default job: ${body.default_job_id}\n`);
+          return 0;
+        } catch (err) {
+          const problems = err instanceof ClientError ? (err.body?.problems as Row[] | undefined) : undefined;
+          if (!problems) throw err;
+          for (const pr of problems) io.err(`${name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`);
+          return 1;
+        }
+      }
+      case 'conns list': {
+        const body = (await api.get('/connection/list')) as { connections: Row[] };
+        show(body, () => table(body.connections, ['name', 'type', 'kind', 'source']));
+        return 0;
+      }
+      case 'conns test': {
+        const name = positionals[0];
+        const body = (await api.post('/connection/test', { name })) as { valid: boolean; error?: string };
+        if (body.valid) {
+          io.out(`Connection ${name}: valid\n`);
+          return 0;
+        }
+        io.err(`${body.error}\n`);
+        return 1;
+      }
+      default:
+        io.err(`error: unknown command "service ${key.trim()}"\nRun 'service --help' for usage.\n`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ClientError) {
+      io.err(`${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
