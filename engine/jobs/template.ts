@@ -1,0 +1,69 @@
+/**
+ * `{…}` templates in pipeline step strings (api.md §6.4.2): brace text is an
+ * expression only when it starts with a scope name (`env`, `store`, `state`,
+ * `loop`, `timestamp`, `execution`) or a known function call; any other
+ * brace text — SQL, JSON, `${NAME}` substitutions — stays as written. The
+ * closing brace is the first `}` outside a quoted string, so `{coalesce(x, '}')}`
+ * is one expression.
+ */
+import { EXPRESSION_FUNCTIONS, EXPRESSION_SCOPES } from './expression.js';
+
+export type TemplatePart =
+  | { readonly kind: 'text'; readonly text: string }
+  /** `offset` is where `source` starts inside the template string. */
+  | { readonly kind: 'expr'; readonly source: string; readonly offset: number };
+
+const SCOPE_START = new RegExp(`^\\s*(?:${EXPRESSION_SCOPES.join('|')})(?![A-Za-z0-9_])`);
+const CALL_START = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(/;
+const FUNCTIONS = new Set(EXPRESSION_FUNCTIONS);
+
+/** True when brace text is a template expression rather than literal text. */
+export function isTemplateExpression(inner: string): boolean {
+  if (SCOPE_START.test(inner)) return true;
+  const call = CALL_START.exec(inner);
+  return call !== null && FUNCTIONS.has(call[1]!);
+}
+
+/** Index of the `}` closing a brace opened at `open`, skipping quoted strings; -1 when none. */
+function closingBrace(text: string, open: number): number {
+  let quote = '';
+  for (let i = open + 1; i < text.length; i++) {
+    const c = text[i];
+    if (quote !== '') {
+      if (c === '\\') i++;
+      else if (c === quote) quote = '';
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === '}') return i;
+  }
+  return -1;
+}
+
+export function templateParts(text: string): TemplatePart[] {
+  const parts: TemplatePart[] = [];
+  let literal = '';
+  let i = 0;
+  while (i < text.length) {
+    const open = text.indexOf('{', i);
+    if (open < 0) break;
+    const close = open > 0 && text[open - 1] === '$' ? -1 : closingBrace(text, open);
+    const inner = close < 0 ? '' : text.slice(open + 1, close);
+    if (close < 0 || !isTemplateExpression(inner)) {
+      literal += text.slice(i, open + 1);
+      i = open + 1;
+      continue;
+    }
+    literal += text.slice(i, open);
+    if (literal !== '') parts.push({ kind: 'text', text: literal });
+    literal = '';
+    parts.push({ kind: 'expr', source: inner, offset: open + 1 });
+    i = close + 1;
+  }
+  literal += text.slice(i);
+  if (literal !== '') parts.push({ kind: 'text', text: literal });
+  return parts;
+}
+
+/** True when a string holds at least one template expression. */
+export function hasTemplate(text: string): boolean {
+  return text.includes('{') && templateParts(text).some((p) => p.kind === 'expr');
+}
