@@ -1,0 +1,216 @@
+/**
+ * Versioned schema migrations, run when a store is opened (api.md §8: "schema
+ * migrations run at start"). Each migration has one text per backend built
+ * from the same definition, and is applied at most once: `schema_version`
+ * records every applied version. Opening is safe from several processes at
+ * once — SQLite takes the write lock first (BEGIN IMMEDIATE), PostgreSQL a
+ * transaction-scoped advisory lock — and a store written by a newer release
+ * (a version this code does not know) is refused rather than guessed at.
+ *
+ * Column choices: times, ids and file names are text compared in byte order
+ * (SQLite BINARY; PostgreSQL COLLATE "C", because the database's default
+ * collation would sort the base62 KSUIDs case-insensitively). JSON values are
+ * text in both backends so objects keep their key order.
+ */
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import { EngineError } from '../errors.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  statements(d: Dialect): string[];
+}
+
+const STATUS_CHECK = `IN ('queued', 'running', 'success', 'error', 'warning', 'skipped', 'cancelled', 'interrupted')`;
+
+function types(d: Dialect) {
+  return d === 'postgres'
+    ? { key: 'TEXT COLLATE "C"', bool: 'BOOLEAN', big: 'BIGINT', no: 'false' }
+    : { key: 'TEXT', bool: 'INTEGER', big: 'INTEGER', no: '0' };
+}
+
+/** Per-record output chunks: an append is one small INSERT instead of rewriting a growing text value. */
+function outputTable(d: Dialect, table: string, owner: string, idColumn: string): string {
+  const { key } = types(d);
+  return `CREATE TABLE ${table} (
+    exec_id ${key} NOT NULL,
+    ${idColumn} ${key} NOT NULL,
+    n INTEGER NOT NULL,
+    chunk TEXT NOT NULL,
+    PRIMARY KEY (exec_id, ${idColumn}, n),
+    FOREIGN KEY (exec_id, ${idColumn}) REFERENCES ${owner} (exec_id, ${idColumn})
+  )`;
+}
+
+const initial: Migration = {
+  version: 1,
+  name: 'projects, tokens, jobs, executions, tasks, steps, outputs, build watermarks',
+  statements(d) {
+    const { key, bool, big, no } = types(d);
+    const outputCounters = `output_bytes ${big} NOT NULL DEFAULT 0,
+      output_chunks INTEGER NOT NULL DEFAULT 0,
+      output_truncated ${bool} NOT NULL DEFAULT ${no}`;
+    return [
+      // Same DDL as the build's watermarks.ts always used, so stores it created migrate in place.
+      'CREATE TABLE IF NOT EXISTS service_build_watermarks (target TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (target, model))',
+      `CREATE TABLE projects (
+        id ${key} PRIMARY KEY,
+        name ${key} NOT NULL UNIQUE,
+        git_url TEXT,
+        git_branch TEXT,
+        git_enabled ${bool},
+        git_poll_interval INTEGER,
+        git_last_sha TEXT,
+        git_last_pull ${key},
+        git_last_error TEXT,
+        created ${key} NOT NULL
+      )`,
+      `CREATE TABLE tokens (
+        digest ${key} PRIMARY KEY,
+        project_id ${key} NOT NULL REFERENCES projects (id),
+        label TEXT NOT NULL,
+        created ${key} NOT NULL
+      )`,
+      'CREATE INDEX tokens_project ON tokens (project_id)',
+      `CREATE TABLE jobs (
+        id ${key} PRIMARY KEY,
+        project_id ${key} NOT NULL REFERENCES projects (id),
+        name TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('replication', 'pipeline', 'monitor', 'query')),
+        file_name ${key} NOT NULL,
+        description TEXT NOT NULL,
+        active ${bool} NOT NULL,
+        is_default ${bool} NOT NULL,
+        streams TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        schedules TEXT NOT NULL,
+        timezone TEXT NOT NULL,
+        policy TEXT NOT NULL CHECK (policy IN ('queue', 'skip', 'cancel')),
+        config TEXT NOT NULL,
+        created ${key} NOT NULL,
+        updated ${key} NOT NULL
+      )`,
+      'CREATE INDEX jobs_project_created ON jobs (project_id, created, id)',
+      'CREATE INDEX jobs_project_file ON jobs (project_id, file_name)',
+      // job_id has no foreign key: executions outlive their job (§4.14).
+      `CREATE TABLE executions (
+        exec_id ${key} PRIMARY KEY,
+        project_id ${key} NOT NULL REFERENCES projects (id),
+        job_id ${key} NOT NULL,
+        job_name TEXT NOT NULL,
+        job_type TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status ${STATUS_CHECK}),
+        error TEXT,
+        triggered_by TEXT NOT NULL CHECK (triggered_by IN ('manual', 'api', 'schedule', 'git')),
+        start_time ${key} NOT NULL,
+        end_time ${key},
+        row_count ${big} NOT NULL DEFAULT 0,
+        byte_count ${big} NOT NULL DEFAULT 0,
+        build TEXT,
+        overrides TEXT,
+        claimed_by TEXT
+      )`,
+      // The three listing shapes of /execution/list, each ordered like the result.
+      'CREATE INDEX executions_project_start ON executions (project_id, start_time, exec_id)',
+      'CREATE INDEX executions_project_job ON executions (project_id, job_id, start_time, exec_id)',
+      'CREATE INDEX executions_project_status ON executions (project_id, status, start_time, exec_id)',
+      // A job's `executed`.
+      'CREATE INDEX executions_job_start ON executions (job_id, start_time)',
+      // Dispatch and recovery read the few active rows in exec_id order.
+      'CREATE INDEX executions_status ON executions (status, exec_id)',
+      // §5.1: never two running executions of one job, whatever the number of daemons.
+      "CREATE UNIQUE INDEX executions_one_running_per_job ON executions (job_id) WHERE status = 'running'",
+      `CREATE TABLE tasks (
+        exec_id ${key} NOT NULL REFERENCES executions (exec_id),
+        task_id ${key} NOT NULL,
+        seq INTEGER NOT NULL,
+        stream_name TEXT NOT NULL,
+        object TEXT,
+        mode TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status ${STATUS_CHECK}),
+        error TEXT,
+        start_time ${key},
+        end_time ${key},
+        row_count ${big} NOT NULL DEFAULT 0,
+        byte_count ${big} NOT NULL DEFAULT 0,
+        metrics TEXT,
+        ${outputCounters},
+        PRIMARY KEY (exec_id, task_id)
+      )`,
+      outputTable(d, 'task_output', 'tasks', 'task_id'),
+      `CREATE TABLE steps (
+        exec_id ${key} NOT NULL REFERENCES executions (exec_id),
+        step_id ${key} NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status ${STATUS_CHECK}),
+        error TEXT,
+        start_time ${key},
+        end_time ${key},
+        state TEXT,
+        ${outputCounters},
+        PRIMARY KEY (exec_id, step_id)
+      )`,
+      outputTable(d, 'step_output', 'steps', 'step_id'),
+    ];
+  },
+};
+
+/** In version order; append new migrations, never edit an applied one. */
+export const MIGRATIONS: readonly Migration[] = [initial];
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+const VERSION_TABLE = 'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)';
+
+function tooNew(current: number): EngineError {
+  return new EngineError('internal', `state store schema version ${current} is newer than this service supports (${LATEST_VERSION}); upgrade the service`);
+}
+
+/** Applies pending migrations in one IMMEDIATE transaction; returns the schema version. */
+export function migrateSqlite(db: Database.Database): number {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(VERSION_TABLE);
+    const current = (db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
+    if (current > LATEST_VERSION) throw tooNew(current);
+    const record = db.prepare('INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      for (const sql of m.statements('sqlite')) db.exec(sql);
+      record.run(m.version, m.name, new Date().toISOString());
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+  return LATEST_VERSION;
+}
+
+/** Any constant shared by every daemon on the database: serialises concurrent migrations. */
+const MIGRATION_LOCK = 7_350_211_001;
+
+export async function migratePostgres(client: pg.PoolClient): Promise<number> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query(VERSION_TABLE);
+    const r = await client.query('SELECT MAX(version) AS v FROM schema_version');
+    const current = Number(r.rows[0]?.v ?? 0);
+    if (current > LATEST_VERSION) throw tooNew(current);
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      for (const sql of m.statements('postgres')) await client.query(sql);
+      await client.query('INSERT INTO schema_version (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+  return LATEST_VERSION;
+}

@@ -1,0 +1,26 @@
+/**
+ * Opens the state store a location names (api.md §8 `--state`, build.md
+ * `SERVICE_STATE`): a `postgres://` / `postgresql://` URL, or a SQLite file
+ * path (created with its directory on first use). Migrations run before the
+ * store is returned.
+ */
+import { EngineError } from '../errors.js';
+import { openPostgresStore } from './postgres-store.js';
+import { openSqliteStore } from './sqlite-store.js';
+import type { StateStore, StateStoreOptions } from './store.js';
+
+export type StateLocation = { readonly kind: 'postgres'; readonly url: string } | { readonly kind: 'sqlite'; readonly path: string };
+
+/** Classifies a location; EngineError `unsupported SERVICE_STATE location '<v>'` for other URL schemes or an empty value. */
+export function parseStateLocation(location: string): StateLocation {
+  if (/^postgres(ql)?:\/\//i.test(location)) return { kind: 'postgres', url: location };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) || location.trim() === '') {
+    throw new EngineError('node', `unsupported SERVICE_STATE location '${location}'`);
+  }
+  return { kind: 'sqlite', path: location };
+}
+
+export async function openStateStore(location: string, options: StateStoreOptions = {}): Promise<StateStore> {
+  const loc = parseStateLocation(location);
+  return loc.kind === 'postgres' ? openPostgresStore(loc.url, options) : openSqliteStore(loc.path, options);
+}
