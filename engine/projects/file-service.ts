@@ -1,0 +1,143 @@
+/**
+ * Project files with their job side effects (api.md §4.6–§4.10). The tree
+ * does the file-system work; this module decides what happens to jobs: a
+ * saved job file is validated in full first (422), a valid one without a
+ * default job gets one, a kind change follows the rules of §4.8, deletes
+ * take default jobs along and refuse while other jobs still point at the
+ * file. Each check-then-write runs under the project lock (§2.8).
+ */
+import { decodeBody, type ProjectFile } from '../files/file-entry.js';
+import type { ListOptions, SaveInput } from '../files/project-tree.js';
+import type { JobKind } from '../jobs/index.js';
+import type { JobRecord } from '../state/store.js';
+import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
+import { classifyContent, isRejected, kindLabel, readContent, validateContent, type FileKind } from './job-files.js';
+import { activeExecutions, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
+import { validationContext, type ProjectScope } from './project-scope.js';
+
+export interface SaveFileResult {
+  readonly file: ProjectFile;
+  readonly job_file_kind?: JobKind;
+  readonly default_job_id?: string;
+}
+
+export interface DeleteFileResult {
+  readonly name: string;
+  readonly deleted: true;
+  readonly deleted_job_ids: string[];
+}
+
+export interface RenameFileResult {
+  readonly file: ProjectFile;
+  readonly updated_job_ids: string[];
+}
+
+const quote = (s: string): string => JSON.stringify(s);
+const ids = (jobs: readonly JobRecord[]): string => jobs.map((j) => j.id).join(', ');
+
+function kindChangeRefused(name: string, jobs: readonly JobRecord[], from: FileKind, to: FileKind) {
+  return conflict(`file ${quote(name)} is referenced by jobs ${ids(jobs)}; its kind cannot change from ${kindLabel(from)} to ${kindLabel(to)}`);
+}
+
+async function refuseIfActive(p: ProjectScope, jobs: readonly JobRecord[]): Promise<void> {
+  for (const j of jobs) if ((await p.store.activeExecutions(j.id)).length > 0) throw activeExecutions(j.id);
+}
+
+export function getFile(p: ProjectScope, name: string): Promise<ProjectFile> {
+  return p.tree.get(name);
+}
+
+export function listFiles(p: ProjectScope, options: ListOptions): Promise<ProjectFile[]> {
+  return p.tree.list(options);
+}
+
+/** §4.8. */
+export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveFileResult> {
+  const { name } = input;
+  p.tree.resolve(name);
+  if (input.is_dir === true) return { file: await p.tree.save(input) };
+  const content = decodeBody(input.body ?? '', input.encoding);
+  const checked = validateContent(name, content, validationContext(p));
+  if (isRejected(checked)) throw new InvalidJobFileError(name, checked.problems);
+  const kind = checked.kind as JobKind | null;
+  return p.tree.withLock(async () => {
+    const jobs = (await p.store.jobsByFile(p.projectId, name)).filter((j) => j.file_name === name);
+    const dflt = jobs.find((j) => j.default);
+    const others = jobs.filter((j) => !j.default);
+    const old = await readContent(p.tree, name);
+    // A YAML file that no longer parses (only git writes those) has the kind its jobs say.
+    let before: FileKind = old === null ? null : classifyContent(name, old);
+    if (before === 'invalid-yaml') before = dflt?.type ?? others[0]?.type ?? before;
+    if (old !== null && before !== kind) {
+      if (others.length > 0) throw kindChangeRefused(name, others, before, kind);
+      if (kind === null && dflt) await refuseIfActive(p, [dflt]);
+    }
+    const file = await p.tree.save(input);
+    if (kind === null) {
+      if (dflt) await p.store.deleteJob(p.projectId, dflt.id);
+      return { file };
+    }
+    if (dflt) {
+      if (dflt.type !== kind) await p.store.replaceJob(retyped(dflt, kind));
+      return { file, job_file_kind: kind };
+    }
+    const created = await p.store.createJob(newDefaultJob(p.projectId, name, kind));
+    return { file, job_file_kind: kind, default_job_id: created.id };
+  });
+}
+
+/** §4.9. */
+export async function deleteFile(p: ProjectScope, name: string): Promise<DeleteFileResult> {
+  p.tree.resolve(name);
+  return p.tree.withLock(async () => {
+    if ((await p.tree.stat(name)) === null) throw fileNotFound(name);
+    const jobs = await p.store.jobsByFile(p.projectId, name);
+    const others = jobs.filter((j) => !j.default);
+    if (others.length > 0) throw conflict(`file ${quote(name)} is referenced by jobs ${ids(others)}`);
+    const defaults = jobs.filter((j) => j.default);
+    await refuseIfActive(p, defaults);
+    // Jobs first: if a run starts in between, the file is still there and a retry finishes the job.
+    for (const j of defaults) await p.store.deleteJob(p.projectId, j.id);
+    await p.tree.delete(name);
+    return { name, deleted: true, deleted_job_ids: defaults.map((j) => j.id) };
+  });
+}
+
+/**
+ * §4.10. Only a file's own name decides its kind by extension, so a
+ * directory move never changes a kind; a file move may, and is refused when
+ * a job references the file. A plain file that becomes a valid job file gets
+ * its default job.
+ */
+export async function renameFile(p: ProjectScope, oldName: string, newName: string): Promise<RenameFileResult> {
+  p.tree.resolve(oldName);
+  p.tree.resolve(newName);
+  return p.tree.withLock(async () => {
+    const entry = await p.tree.stat(oldName);
+    if (entry === null) throw fileNotFound(oldName);
+    const jobs = await p.store.jobsByFile(p.projectId, oldName);
+    let becomes: JobKind | null = null;
+    if (!entry.is_dir && !newName.startsWith(`${oldName}/`) && (await p.tree.stat(newName)) === null) {
+      const content = (await readContent(p.tree, oldName)) ?? Buffer.alloc(0);
+      const from = classifyContent(oldName, content);
+      const to = classifyContent(newName, content);
+      if (from !== to && jobs.length > 0) throw kindChangeRefused(oldName, jobs, from, to);
+      if (from !== to && to !== null && to !== 'invalid-yaml' && jobs.length === 0) becomes = to;
+    }
+    const file = await p.tree.rename(oldName, newName);
+    const updated: string[] = [];
+    for (const job of jobs) {
+      const fileName = newName + job.file_name.slice(oldName.length);
+      const name = job.default ? defaultJobName(fileName) : job.name;
+      await p.store.replaceJob({ ...job, file_name: fileName, name });
+      updated.push(job.id);
+    }
+    if (becomes !== null) {
+      const content = (await readContent(p.tree, newName)) ?? Buffer.alloc(0);
+      if (!isRejected(validateContent(newName, content, validationContext(p)))) {
+        await p.store.createJob(newDefaultJob(p.projectId, newName, becomes));
+      }
+    }
+    return { file, updated_job_ids: updated };
+  });
+}

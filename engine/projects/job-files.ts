@@ -1,0 +1,69 @@
+/**
+ * Job files seen from a project tree: the validation context of api.md §6.2
+ * (which project files exist, what kind a defined connection has) and the
+ * kind of content under a name (§6.1). Content that is not valid UTF-8 is a
+ * plain file: no job file format is binary.
+ */
+import { isUtf8 } from 'node:buffer';
+import { readFileSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { ConnectionRegistry } from '../connections/index.js';
+import { connectionKind, declaredType } from '../connections/index.js';
+import type { ProjectTree } from '../files/project-tree.js';
+import { classifyJobFile, validateJobFile, type JobFileContext, type JobFileValidation, type JobKind } from '../jobs/index.js';
+
+/** A classified kind, `null` for a plain file, or a YAML file that does not parse. */
+export type FileKind = JobKind | null | 'invalid-yaml';
+
+export function kindLabel(kind: FileKind): string {
+  return kind === null ? 'plain file' : kind === 'invalid-yaml' ? 'invalid YAML' : kind;
+}
+
+function statOrNull(tree: ProjectTree, name: string) {
+  try {
+    return statSync(tree.resolve(name));
+  } catch {
+    return null; // a bad name or a missing file: either way it does not exist
+  }
+}
+
+export function jobFileContext(tree: ProjectTree, registry: ConnectionRegistry): JobFileContext {
+  return {
+    fileExists: (name) => statOrNull(tree, name) !== null,
+    connectionKind: (name) => {
+      const c = registry.get(name);
+      return c === undefined ? undefined : connectionKind(declaredType(c));
+    },
+    readFile: (name) => {
+      if (!statOrNull(tree, name)?.isFile()) return undefined;
+      const data = readFileSync(tree.resolve(name));
+      return isUtf8(data) ? data.toString('utf8') : undefined;
+    },
+  };
+}
+
+export function classifyContent(name: string, content: Buffer | string): FileKind {
+  if (typeof content !== 'string' && !isUtf8(content)) return null;
+  return classifyJobFile(name, content.toString()).kind;
+}
+
+export function validateContent(name: string, content: Buffer | string, ctx: JobFileContext): JobFileValidation {
+  if (typeof content !== 'string' && !isUtf8(content)) return { kind: null, problems: [] };
+  return validateJobFile(name, content.toString(), ctx);
+}
+
+/** True when validation found a job file that may not be saved (422). */
+export function isRejected(v: JobFileValidation): boolean {
+  return v.kind === 'invalid-yaml' || (v.kind !== null && v.problems.length > 0);
+}
+
+/** The regular file's content, or null when nothing (or a directory) is at `name`. */
+export async function readContent(tree: ProjectTree, name: string): Promise<Buffer | null> {
+  const entry = await tree.stat(name);
+  if (entry === null || entry.is_dir) return null;
+  try {
+    return await readFile(tree.resolve(name));
+  } catch {
+    return null; // removed or replaced by a directory since the stat
+  }
+}

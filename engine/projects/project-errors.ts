@@ -1,0 +1,37 @@
+/**
+ * The two project-API failures EngineError's codes do not cover: a forbidden
+ * change (403) and a job file that fails validation (422 with its problems).
+ * Both are EngineErrors so engine callers treat them like any other failure;
+ * the HTTP layer renders them by class.
+ */
+import { EngineError } from '../errors.js';
+import type { Problem } from '../jobs/index.js';
+
+/** 403: changing a default job's protected fields, deleting a default job directly. */
+export class ForbiddenError extends EngineError {
+  constructor(message: string) {
+    super('bad_request', message);
+    this.name = 'ForbiddenError';
+  }
+}
+
+/** 422 `invalid job file <name>` with every problem (api.md §3.9, §4.8). */
+export class InvalidJobFileError extends EngineError {
+  constructor(
+    readonly fileName: string,
+    readonly problems: readonly Problem[],
+  ) {
+    super('bad_request', `invalid job file ${fileName}`);
+    this.name = 'InvalidJobFileError';
+  }
+}
+
+const quote = (s: string): string => JSON.stringify(s);
+
+export const badRequest = (message: string): EngineError => new EngineError('bad_request', message);
+export const notFound = (message: string): EngineError => new EngineError('not_found', message);
+export const conflict = (message: string): EngineError => new EngineError('conflict', message);
+
+export const fileNotFound = (name: string): EngineError => notFound(`file ${quote(name)} not found`);
+export const jobNotFound = (id: string): EngineError => notFound(`job ${id} not found`);
+export const activeExecutions = (id: string): EngineError => conflict(`job ${id} has active executions`);

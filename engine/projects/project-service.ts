@@ -1,0 +1,96 @@
+/**
+ * The project API's domain service (api.md §4.5–§4.15): one object the HTTP
+ * routes call with the token's project id. Each call builds the project's
+ * scope (tree at `<dataDir>/projects/<id>/files`, the store, its connections)
+ * and delegates to the file and job modules. It also loads job files for
+ * the ExecutionService (`loadJobFile`).
+ */
+import type { ConnectionRegistry } from '../connections/index.js';
+import type { ProjectFile } from '../files/file-entry.js';
+import { ProjectTree, type ListOptions, type SaveInput } from '../files/project-tree.js';
+import type { StateStore, Trigger } from '../state/store.js';
+import * as files from './file-service.js';
+import type { JobInput } from './job-input.js';
+import * as jobs from './job-service.js';
+import type { JobView } from './job-view.js';
+import { loadJobFile, type LoadedJobFile } from './load-job-file.js';
+import { projectPaths } from './project-paths.js';
+import type { ProjectScope } from './project-scope.js';
+import { projectView, type ProjectView } from './project-view.js';
+
+export interface ProjectServiceDeps {
+  readonly dataDir: string;
+  readonly store: StateStore;
+  /** The registry of a project's connections (its env file, the host env file, URL variables). */
+  readonly connections: (projectId: string) => ConnectionRegistry;
+  /** Injected clock for `next_run`. */
+  readonly now?: () => Date;
+}
+
+export class ProjectService {
+  readonly #deps: ProjectServiceDeps;
+
+  constructor(deps: ProjectServiceDeps) {
+    this.#deps = deps;
+  }
+
+  scope(projectId: string): ProjectScope {
+    const d = this.#deps;
+    return {
+      projectId,
+      tree: new ProjectTree(projectPaths(d.dataDir, projectId).files),
+      store: d.store,
+      connections: () => d.connections(projectId),
+      now: d.now ?? (() => new Date()),
+    };
+  }
+
+  project(projectId: string): Promise<ProjectView> {
+    return projectView(this.scope(projectId), this.#deps.store);
+  }
+
+  getFile(projectId: string, name: string): Promise<ProjectFile> {
+    return files.getFile(this.scope(projectId), name);
+  }
+
+  listFiles(projectId: string, options: ListOptions): Promise<ProjectFile[]> {
+    return files.listFiles(this.scope(projectId), options);
+  }
+
+  saveFile(projectId: string, input: SaveInput): Promise<files.SaveFileResult> {
+    return files.saveFile(this.scope(projectId), input);
+  }
+
+  deleteFile(projectId: string, name: string): Promise<files.DeleteFileResult> {
+    return files.deleteFile(this.scope(projectId), name);
+  }
+
+  renameFile(projectId: string, oldName: string, newName: string): Promise<files.RenameFileResult> {
+    return files.renameFile(this.scope(projectId), oldName, newName);
+  }
+
+  listJobs(projectId: string, filter: jobs.JobFilter): Promise<JobView[]> {
+    return jobs.listJobs(this.scope(projectId), filter);
+  }
+
+  getJob(projectId: string, jobId: string): Promise<JobView> {
+    return jobs.getJob(this.scope(projectId), jobId);
+  }
+
+  saveJob(projectId: string, input: JobInput): Promise<JobView> {
+    return jobs.saveJob(this.scope(projectId), input);
+  }
+
+  deleteJob(projectId: string, jobId: string): Promise<{ job_id: string; deleted: true }> {
+    return jobs.deleteJob(this.scope(projectId), jobId);
+  }
+
+  runJob(projectId: string, runs: jobs.RunRequester, req: jobs.RunRequest, trigger: Trigger): Promise<string> {
+    return jobs.runJob(this.scope(projectId), runs, req, trigger);
+  }
+
+  /** For ExecutionDeps.loadJobFile. */
+  loadJobFile(projectId: string, fileName: string): Promise<LoadedJobFile> {
+    return loadJobFile(this.scope(projectId), fileName);
+  }
+}
