@@ -12,9 +12,10 @@ import { buildHelp, commandHelp } from './build/help.js';
 import { connsList, connsTest } from './conns.js';
 import { projectCommand, tokenCommand } from './operator.js';
 import { remoteCommand } from './remote.js';
+import { serveCommand } from './serve.js';
+import { VERSION } from './version.js';
 import { printUsageError, processIo, type Io } from './io.js';
 
-const VERSION = '0.1.0';
 
 function program() {
   const prog = sade('service').version(VERSION);
@@ -55,6 +56,17 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   }
   if (group === 'jobs' || group === 'execs' || group === 'files' || (group === 'conns' && (rest.includes('--remote') || (process.env.SERVICE_PLATFORM_HOST ?? '') !== ''))) {
     return remoteCommand(group, rest.filter((a) => a !== '--remote'), io);
+  }
+  if (group === 'serve') {
+    try {
+      return await serveCommand(rest, io);
+    } catch (err) {
+      if (err instanceof EngineError && err.code === 'usage') {
+        io.err(`error: ${err.message}\nRun 'service --help' for usage.\n`);
+        return 2;
+      }
+      throw err;
+    }
   }
   if (group === 'project') return projectCommand(rest, io);
   if (group === 'token') return tokenCommand(rest, io);

@@ -7,10 +7,10 @@
  *   service token create --project NAME [--label L]
  */
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { redact } from '../engine/connections/index.js';
 import { EngineError, errorChain } from '../engine/errors.js';
 import { ProjectTree } from '../engine/files/project-tree.js';
+import { projectPaths } from '../engine/projects/project-paths.js';
 import { newToken, sha256hex } from '../engine/state/ids.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
 import type { GitRecord, StateStore } from '../engine/state/store.js';
@@ -22,10 +22,9 @@ const GIT_FLAGS = { 'git-url': 'value', 'git-branch': 'value', 'git-poll': 'valu
 
 /** `projects/<id>/files/` and an empty `projects/<id>/env.yaml` (api.md §8 layout). */
 export function ensureProjectDirs(dataDir: string, projectId: string): void {
-  const base = join(dataDir, 'projects', projectId);
-  mkdirSync(join(base, 'files'), { recursive: true });
-  const env = join(base, 'env.yaml');
-  if (!existsSync(env)) writeFileSync(env, '# connections of this project\nconnections: {}\n');
+  const paths = projectPaths(dataDir, projectId);
+  mkdirSync(paths.files, { recursive: true });
+  if (!existsSync(paths.envFile)) writeFileSync(paths.envFile, '# connections of this project\nconnections: {}\n');
 }
 
 function gitPatch(flags: Map<string, string>): Partial<GitRecord> | null | undefined {
@@ -90,7 +89,7 @@ export async function projectCommand(argv: readonly string[], io: Io): Promise<n
         const rows = [['ID', 'NAME', 'GIT URL', 'BRANCH', 'ENABLED', 'FILES', 'JOBS']];
         for (const p of await store.listProjects()) {
           const counts = await store.projectCounts(p.id);
-          const files = await new ProjectTree(join(dataDir, 'projects', p.id, 'files')).countFiles().catch(() => 0);
+          const files = await new ProjectTree(projectPaths(dataDir, p.id).files).countFiles().catch(() => 0);
           rows.push([p.id, p.name, p.git ? redact(p.git.url) : '', p.git?.branch ?? '', p.git ? String(p.git.enabled) : '', String(files), String(counts.jobs)]);
         }
         const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -59,7 +59,7 @@ export async function startTasks(store: StateStore, execId: string, tasks: reado
         try {
           return await t.run(ac.signal, out.log);
         } catch (err) {
-          out.log(`error: ${err instanceof Error ? err.message : String(err)}`);
+          out.log(ac.signal.aborted ? 'cancelled' : `error: ${err instanceof Error ? err.message : String(err)}`);
           throw err;
         } finally {
           aborts.delete(taskId);

@@ -1,0 +1,120 @@
+/**
+ * `service serve` (api.md §8): one process with the HTTP API, the scheduler
+ * and the execution workers. Start: open and migrate the store → restart
+ * recovery (§5.6) → schedules → listen → dispatch. Shutdown on SIGTERM or
+ * SIGINT: stop accepting, stop the scheduler and dispatch, wait up to the
+ * grace period for running executions, cancel the rest, close the store,
+ * exit 0; a second signal cancels at once.
+ */
+import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { ExecutionService } from '../actors/daemon/executions.js';
+import { lineRouter } from '../actors/daemon/line-router.js';
+import { Scheduler } from '../actors/daemon/scheduler.js';
+import { TaskPool } from '../actors/pool.js';
+import { loadConnections, readEnvFile } from '../engine/connections/index.js';
+import { errorChain } from '../engine/errors.js';
+import { homeEnvVars } from '../engine/home-env.js';
+import { streamLogger, type Logger } from '../engine/log.js';
+import { projectPaths } from '../engine/projects/project-paths.js';
+import { ProjectService } from '../engine/projects/project-service.js';
+import { openStateStore } from '../engine/state/open-state-store.js';
+import type { StateStore } from '../engine/state/store.js';
+import { createApp } from '../http/app.js';
+import { apiRoutes } from '../http/routes/index.js';
+import { parseServeFlags, type DaemonFlags } from './daemon-flags.js';
+import type { Io } from './io.js';
+import { VERSION } from './version.js';
+
+export interface RunningDaemon {
+  readonly server: Server;
+  readonly store: StateStore;
+  readonly url: string;
+  /** Graceful stop (§8); `immediate` skips the wait. */
+  stop(immediate?: boolean): Promise<void>;
+}
+
+export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<RunningDaemon> {
+  mkdirSync(flags.dataDir, { recursive: true });
+  const store = await openStateStore(flags.state);
+  const connections = (projectId: string) => loadConnections({ projectEnvFile: projectPaths(flags.dataDir, projectId).envFile });
+  const projects = new ProjectService({ dataDir: flags.dataDir, store, connections });
+  const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1 });
+  const lines = lineRouter();
+  const executions = new ExecutionService({
+    store,
+    pool,
+    logger,
+    lines,
+    maxRunning: flags.maxRunning,
+    owner: `daemon-${randomUUID()}`,
+    connections,
+    loadJobFile: (projectId, fileName) => projects.loadJobFile(projectId, fileName),
+    envLookup: (projectId) => {
+      const projectEnv = readEnvFile(projectPaths(flags.dataDir, projectId).envFile, 'project', flags.dataDir).env;
+      const hostEnv = homeEnvVars();
+      return (name) => projectEnv[name] ?? hostEnv[name] ?? (process.env[name] || undefined);
+    },
+  });
+  const interrupted = await executions.recover();
+  if (interrupted.length > 0) logger.log('warn', `marked ${interrupted.length} execution(s) interrupted: the daemon stopped while they were running`);
+  const scheduler = new Scheduler({ store, logger, run: (job) => executions.requestRun(job, {}, 'schedule') });
+  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections }), projectForDigest: (d) => store.projectIdForToken(d), logger });
+  const server = createServer(app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(flags.port, flags.host, () => resolve());
+  });
+  const addr = server.address();
+  const url = typeof addr === 'object' && addr ? `http://${flags.host}:${addr.port}` : `http://${flags.host}:${flags.port}`;
+  scheduler.start();
+  executions.dispatch();
+  logger.log('info', `service ${VERSION} listening on ${url} (data dir ${flags.dataDir})`);
+  let stopping: Promise<void> | undefined;
+  return {
+    server,
+    store,
+    url,
+    stop(immediate = false) {
+      if (immediate) void executions.cancelAll('cancelled: daemon shutdown');
+      stopping ??= (async () => {
+        const closed = new Promise<void>((r) => server.close(() => r()));
+        server.closeIdleConnections();
+        await scheduler.stop();
+        await executions.shutdown(immediate ? 0 : flags.gracePeriodMs);
+        await closed;
+        await pool.destroy();
+        lines.close();
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+export async function serveCommand(argv: readonly string[], io: Io): Promise<number> {
+  const flags = parseServeFlags(argv);
+  const logger = streamLogger({ level: 'info', json: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON', write: io.err });
+  let daemon: RunningDaemon;
+  try {
+    daemon = await startDaemon(flags, logger);
+  } catch (err) {
+    io.err(`fatal: ${errorChain(err)}\n`);
+    return 1;
+  }
+  return new Promise<number>((resolve) => {
+    let signals = 0;
+    const onSignal = (sig: NodeJS.Signals) => {
+      signals++;
+      logger.log('info', signals === 1 ? `${sig}: shutting down (waiting up to ${flags.gracePeriodMs / 1000}s for running executions)` : `${sig}: cancelling running executions now`);
+      void daemon.stop(signals > 1).then(() => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        resolve(0);
+      });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
