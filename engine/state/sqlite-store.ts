@@ -99,7 +99,7 @@ class SqliteStore implements StateStore {
   private all = (sql: string, ...params: unknown[]): Row[] => this.st(sql).all(...params) as Row[];
   private one = (sql: string, ...params: unknown[]): Row | undefined => this.st(sql).get(...params) as Row | undefined;
   private run = (sql: string, ...params: unknown[]): number => this.st(sql).run(...params).changes;
-  /** Runs `fn` in an IMMEDIATE transaction (one wrapper, made once: building one per call costs ≈20 µs). */
+  /** Runs `fn` in an IMMEDIATE transaction, through one wrapper made once rather than one per call. */
   private write<T>(fn: () => T): T {
     return this.inTransaction.immediate(fn) as T;
   }

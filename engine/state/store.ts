@@ -29,6 +29,10 @@
  * - Tasks and steps are immutable once terminal too, so a result that arrives
  *   after a cancel is dropped by the store (retries must keep a task running
  *   until its last attempt ends). Output can still be appended to them.
+ *
+ * Monitor baselines (§6.5.2) need no table of their own: the baseline is the
+ * job's last success or warning execution — listExecutions({jobId, status:
+ * ['success', 'warning'], order: 'desc', limit: 1}) — and its tasks' metrics.
  */
 
 export const EXECUTION_STATUSES = ['queued', 'running', 'success', 'error', 'warning', 'skipped', 'cancelled', 'interrupted'] as const;
