@@ -253,6 +253,7 @@ test('rename errors: into itself, missing source, taken target, a kind change of
   await save({ name: 'rn/other.txt', body: 'x' });
   const r = (old_name: string, new_name: string) => api.request('POST', '/project/file/rename', { body: { old_name, new_name } });
   assert.deepEqual((await r('rn', 'rn/inner')).body, bad('cannot move "rn" into itself'));
+  assert.deepEqual((await r('gone', 'gone/inner')).body, bad('cannot move "gone" into itself'), '400 rules before 404');
   assert.deepEqual((await r('rn/nope.sql', 'rn/x.sql')).body, { error: 'file "rn/nope.sql" not found', code: 'not_found' });
   assert.deepEqual((await r('rn/q.sql', 'rn/other.txt')).body, { error: 'file "rn/other.txt" already exists', code: 'conflict' });
   const [job] = await jobsOf({ file_name: 'rn/q.sql' });

@@ -12,7 +12,7 @@ import type { JobKind } from '../jobs/index.js';
 import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
 import { classifyContent, isRejected, kindLabel, readContent, validateContent, type FileKind } from './job-files.js';
-import { activeExecutions, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
+import { activeExecutions, badRequest, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
 import { validationContext, type ProjectScope } from './project-scope.js';
 
 export interface SaveFileResult {
@@ -112,12 +112,13 @@ export async function deleteFile(p: ProjectScope, name: string): Promise<DeleteF
 export async function renameFile(p: ProjectScope, oldName: string, newName: string): Promise<RenameFileResult> {
   p.tree.resolve(oldName);
   p.tree.resolve(newName);
+  if (newName.startsWith(`${oldName}/`)) throw badRequest(`cannot move ${quote(oldName)} into itself`);
   return p.tree.withLock(async () => {
     const entry = await p.tree.stat(oldName);
     if (entry === null) throw fileNotFound(oldName);
     const jobs = await p.store.jobsByFile(p.projectId, oldName);
     let becomes: JobKind | null = null;
-    if (!entry.is_dir && !newName.startsWith(`${oldName}/`) && (await p.tree.stat(newName)) === null) {
+    if (!entry.is_dir && (await p.tree.stat(newName)) === null) {
       const content = (await readContent(p.tree, oldName)) ?? Buffer.alloc(0);
       const from = classifyContent(oldName, content);
       const to = classifyContent(newName, content);
