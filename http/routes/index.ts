@@ -25,6 +25,8 @@ export interface ApiDeps {
   readonly projects: ProjectService;
   readonly executions: ExecutionControl;
   readonly connections: (projectId: string) => ConnectionRegistry;
+  /** Authenticated routes owned elsewhere (e.g. `POST /project/git/pull`), served and documented like the rest. */
+  readonly extraRoutes?: readonly Route[];
 }
 
 export function apiRoutes(deps: ApiDeps): Route[] {
@@ -34,6 +36,7 @@ export function apiRoutes(deps: ApiDeps): Route[] {
     ...fileRoutes({ projects: deps.projects }),
     ...jobRoutes({ projects: deps.projects, runs: deps.executions }),
     ...executionRoutes({ store: deps.store, cancel: (projectId, execId) => deps.executions.cancel(projectId, execId) }),
+    ...(deps.extraRoutes ?? []),
   ];
   let openapi: unknown;
   const publicRoutes: Route[] = [
