@@ -18,6 +18,8 @@ export type ErrorCode =
   | 'bad_request' // project API: invalid input such as a file name (HTTP 400)
   | 'not_found' // project API: unknown file or other resource (HTTP 404)
   | 'conflict' // project API: state conflict, e.g. a directory in the way (HTTP 409)
+  | 'forbidden' // project API: a protected change, e.g. renaming a default job (HTTP 403)
+  | 'invalid_job_file' // project API: a job file that fails validation (HTTP 422 with problems)
   | 'internal';
 
 export class EngineError extends Error {

@@ -31,6 +31,8 @@ const BY_ENGINE_CODE: Readonly<Record<string, [number, ApiCode]>> = {
   usage: [400, 'bad_request'],
   not_found: [404, 'not_found'],
   conflict: [409, 'conflict'],
+  forbidden: [403, 'forbidden'],
+  invalid_job_file: [422, 'invalid_job_file'],
 };
 
 /** Maps anything thrown by a handler to the HTTP error the client sees. */
@@ -38,7 +40,9 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
   if (err instanceof EngineError) {
     const hit = BY_ENGINE_CODE[err.code];
-    if (hit) return new HttpError(hit[0], hit[1], errorChain(err));
+    // A job-file error carries its problems (api.md §3.9) into the body.
+    const problems = (err as { problems?: unknown }).problems;
+    if (hit) return new HttpError(hit[0], hit[1], errorChain(err), problems !== undefined ? { problems } : undefined);
   }
   return new HttpError(500, 'internal', 'internal error');
 }

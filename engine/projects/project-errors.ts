@@ -1,8 +1,7 @@
 /**
- * The two project-API failures EngineError's codes do not cover: a forbidden
- * change (403) and a job file that fails validation (422 with its problems).
- * Both are EngineErrors so engine callers treat them like any other failure;
- * the HTTP layer renders them by class.
+ * The project domain's failures, as EngineErrors with the codes the HTTP
+ * layer maps to statuses: a forbidden change (403) and a job file that fails
+ * validation (422, carrying its problems).
  */
 import { EngineError } from '../errors.js';
 import type { Problem } from '../jobs/index.js';
@@ -10,7 +9,7 @@ import type { Problem } from '../jobs/index.js';
 /** 403: changing a default job's protected fields, deleting a default job directly. */
 export class ForbiddenError extends EngineError {
   constructor(message: string) {
-    super('bad_request', message);
+    super('forbidden', message);
     this.name = 'ForbiddenError';
   }
 }
@@ -21,7 +20,7 @@ export class InvalidJobFileError extends EngineError {
     readonly fileName: string,
     readonly problems: readonly Problem[],
   ) {
-    super('bad_request', `invalid job file ${fileName}`);
+    super('invalid_job_file', `invalid job file ${fileName}`);
     this.name = 'InvalidJobFileError';
   }
 }

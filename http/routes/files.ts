@@ -8,7 +8,6 @@ import type { ProjectService } from '../../engine/projects/index.js';
 import { queryParam } from '../body.js';
 import { badRequest } from '../http-error.js';
 import { route, type Route } from '../route.js';
-import { mapProjectErrors } from './project-errors.js';
 import { readOnly } from './schema.js';
 
 export interface FilesDeps {
@@ -56,12 +55,11 @@ export function fileRoutes(deps: FilesDeps): Route[] {
       summary: 'Create or replace a file or create a directory; job files are validated and get a default job',
       auth: true,
       body: object({ file: FileInput }),
-      handler: ({ projectId }, body) =>
-        mapProjectErrors(() => {
-          const { name, body: content, is_dir, encoding } = body.file;
-          if (encoding !== undefined && encoding !== 'base64') throw badRequest('field "file.encoding" must be "base64"');
-          return projects.saveFile(projectId, { name, body: content, is_dir, encoding });
-        }),
+      handler: ({ projectId }, body) => {
+        const { name, body: content, is_dir, encoding } = body.file;
+        if (encoding !== undefined && encoding !== 'base64') throw badRequest('field "file.encoding" must be "base64"');
+        return projects.saveFile(projectId, { name, body: content, is_dir, encoding });
+      },
     }),
     route({
       method: 'POST',
@@ -69,7 +67,7 @@ export function fileRoutes(deps: FilesDeps): Route[] {
       summary: 'Delete a file or a directory with its subtree, and the default jobs of deleted job files',
       auth: true,
       body: object({ name: string() }),
-      handler: ({ projectId }, body) => mapProjectErrors(() => projects.deleteFile(projectId, body.name)),
+      handler: ({ projectId }, body) => projects.deleteFile(projectId, body.name),
     }),
     route({
       method: 'POST',
@@ -77,7 +75,7 @@ export function fileRoutes(deps: FilesDeps): Route[] {
       summary: 'Move a file or directory; jobs referencing it follow',
       auth: true,
       body: object({ old_name: string(), new_name: string() }),
-      handler: ({ projectId }, body) => mapProjectErrors(() => projects.renameFile(projectId, body.old_name, body.new_name)),
+      handler: ({ projectId }, body) => projects.renameFile(projectId, body.old_name, body.new_name),
     }),
   ];
 }

@@ -10,7 +10,6 @@ import type { Trigger } from '../../engine/state/store.js';
 import { badRequest } from '../http-error.js';
 import { route, type Route } from '../route.js';
 import { requiredQuery } from './files.js';
-import { mapProjectErrors } from './project-errors.js';
 import { freeMap, readOnly } from './schema.js';
 
 export interface JobsDeps {
@@ -79,7 +78,7 @@ export function jobRoutes(deps: JobsDeps): Route[] {
       summary: 'Create a job (no id) or replace one (full replace)',
       auth: true,
       body: object({ job: JobInput }),
-      handler: ({ projectId }, body) => mapProjectErrors(() => projects.saveJob(projectId, body.job)),
+      handler: ({ projectId }, body) => projects.saveJob(projectId, body.job),
     }),
     route({
       method: 'POST',
@@ -87,7 +86,7 @@ export function jobRoutes(deps: JobsDeps): Route[] {
       summary: 'Delete a job that is not a default job; its executions are kept',
       auth: true,
       body: object({ job_id: string() }),
-      handler: ({ projectId }, body) => mapProjectErrors(() => projects.deleteJob(projectId, body.job_id)),
+      handler: ({ projectId }, body) => projects.deleteJob(projectId, body.job_id),
     }),
     route({
       method: 'POST',
