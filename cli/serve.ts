@@ -13,7 +13,8 @@ import { ExecutionService } from '../actors/daemon/executions.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
 import { Scheduler } from '../actors/daemon/scheduler.js';
 import { TaskPool } from '../actors/pool.js';
-import { loadConnections, readEnvFile } from '../engine/connections/index.js';
+import { readEnvFile } from '../engine/connections/index.js';
+import { cachedConnections } from '../engine/connections/registry-cache.js';
 import { errorChain } from '../engine/errors.js';
 import { homeEnvVars } from '../engine/home-env.js';
 import { streamLogger, type Logger } from '../engine/log.js';
@@ -38,7 +39,8 @@ export interface RunningDaemon {
 export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<RunningDaemon> {
   mkdirSync(flags.dataDir, { recursive: true });
   const store = await openStateStore(flags.state);
-  const connections = (projectId: string) => loadConnections({ projectEnvFile: projectPaths(flags.dataDir, projectId).envFile });
+  const registries = cachedConnections();
+  const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
   const projects = new ProjectService({ dataDir: flags.dataDir, store, connections });
   const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1 });
   const lines = lineRouter();
