@@ -19,6 +19,15 @@ export interface SchedulerDeps {
 
 const MAX_SLEEP_MS = 60_000;
 
+/** Jobs with a fire in (since, now]: active, scheduled, evaluated in their own timezone. */
+export function dueJobs(jobs: readonly JobRecord[], since: Date, now: Date): JobRecord[] {
+  return jobs.filter((job) => {
+    if (!job.active || job.schedules.length === 0) return false;
+    const due = nextRun(job.schedules, job.timezone, since);
+    return due !== null && due.getTime() <= now.getTime();
+  });
+}
+
 export class Scheduler {
   readonly #deps: SchedulerDeps;
   #timer: NodeJS.Timeout | undefined;
@@ -55,29 +64,33 @@ export class Scheduler {
   #arm(ms: number): void {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
-      this.#ticking = this.#tick().catch((err) => this.#deps.logger.log('error', `scheduler: ${errorChain(err)}`));
+      this.#ticking = this.tick()
+        .then(() => undefined)
+        .catch((err) => this.#deps.logger.log('error', `scheduler: ${errorChain(err)}`));
     }, ms);
     this.#timer.unref();
   }
 
-  /** Fires jobs due in (since, now] and sleeps until the next fire. */
-  async #tick(): Promise<void> {
-    if (this.#stopped) return;
+  /** Fires jobs due in (since, now] and sleeps until the next fire; returns the fired job ids. */
+  async tick(): Promise<string[]> {
+    const fired: string[] = [];
+    if (this.#stopped) return fired;
     const now = this.#now();
     let earliest = now.getTime() + MAX_SLEEP_MS;
     for (const project of await this.#deps.store.listProjects()) {
-      for (const job of await this.#deps.store.listJobs(project.id)) {
-        if (!job.active || job.schedules.length === 0) continue;
-        const due = nextRun(job.schedules, job.timezone, this.#since);
-        if (due && due.getTime() <= now.getTime()) {
-          this.#deps.logger.log('info', `schedule fired for job ${job.id}`);
-          await this.#deps.run(job).catch((err) => this.#deps.logger.log('error', `scheduled run of ${job.id} failed: ${errorChain(err)}`));
-        }
-        const next = nextRun(job.schedules, job.timezone, now);
+      const jobs = await this.#deps.store.listJobs(project.id);
+      for (const job of dueJobs(jobs, this.#since, now)) {
+        this.#deps.logger.log('info', `schedule fired for job ${job.id}`);
+        fired.push(job.id);
+        await this.#deps.run(job).catch((err) => this.#deps.logger.log('error', `scheduled run of ${job.id} failed: ${errorChain(err)}`));
+      }
+      for (const job of jobs) {
+        const next = job.active ? nextRun(job.schedules, job.timezone, now) : null;
         if (next) earliest = Math.min(earliest, next.getTime());
       }
     }
     this.#since = now;
     if (!this.#stopped) this.#arm(Math.max(0, earliest - this.#now().getTime()));
+    return fired;
   }
 }
