@@ -15,11 +15,10 @@ import type { Logger } from '../../engine/log.js';
 import type { ExecutionRecord, ExecutionStatus, JobRecord, StateStore, Trigger } from '../../engine/state/store.js';
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
-import { queryTaskWork, type QueryJobFile } from './query-work.js';
-import { startTasks, type TaskOutcome, type TaskRunHandle } from './task-runner.js';
+import type { LoadedJobFile } from '../../engine/projects/load-job-file.js';
+import { kindRunner, type KindContext } from './job-kinds.js';
+import { startTasks, type TaskOutcome } from './task-runner.js';
 
-/** A job file as the runner needs it, or why it cannot run. */
-export type LoadedJobFile = { readonly ok: true; readonly kind: 'query'; readonly file: QueryJobFile } | { readonly ok: true; readonly kind: 'replication' | 'pipeline' | 'monitor' } | { readonly ok: false; readonly error: string };
 
 export interface ExecutionDeps {
   readonly store: StateStore;
@@ -47,7 +46,8 @@ const TERMINAL_ON_CANCEL = 'cancelled by request';
 
 interface Running {
   readonly exec: ExecutionRecord;
-  handle?: TaskRunHandle;
+  /** Stops the execution's work (task kinds: the supervisor's cancel; step kinds: an abort). */
+  stop?: () => void;
   finished: Promise<void>;
 }
 
@@ -101,7 +101,7 @@ export class ExecutionService {
     const t = now();
     await store.updateExecution(exec.exec_id, { status: 'cancelled', error: reason, end_time: t });
     await store.finishActive(exec.exec_id, 'cancelled', t);
-    this.#running.get(exec.exec_id)?.handle?.cancel();
+    this.#running.get(exec.exec_id)?.stop?.();
   }
 
   /** Claims and starts queued executions while slots are free. Re-entrant calls coalesce. */
@@ -144,8 +144,7 @@ export class ExecutionService {
   }
 
   /** Run vars over the job's config.vars over the env layers (§6.2). */
-  async #lookup(exec: ExecutionRecord): Promise<(name: string) => string | undefined> {
-    const job = await this.#deps.store.getJob(exec.project_id, exec.job_id);
+  #lookup(exec: ExecutionRecord, job: JobRecord | undefined): (name: string) => string | undefined {
     const runVars = (exec.overrides?.vars ?? {}) as Record<string, unknown>;
     const jobVars = (job?.config.vars ?? {}) as Record<string, unknown>;
     const env = this.#deps.envLookup(exec.project_id);
@@ -158,22 +157,43 @@ export class ExecutionService {
   async #run(entry: Running): Promise<void> {
     const { store } = this.#deps;
     const exec = entry.exec;
-    const loaded = await this.#deps.loadJobFile(exec.project_id, exec.file_name);
+    const loaded: LoadedJobFile = await this.#deps.loadJobFile(exec.project_id, exec.file_name);
     if (!loaded.ok) return this.#finish(exec, 'error', loaded.error);
-    if (loaded.kind !== 'query') return this.#finish(exec, 'error', `${loaded.kind} jobs cannot run yet in this version`);
-    const work = queryTaskWork(loaded.file, exec, this.#deps, await this.#lookup(exec));
-    const handle = await startTasks(store, exec.exec_id, [work], 1);
-    entry.handle = handle;
+    const runner = kindRunner(loaded.file.kind);
+    if (!runner) return this.#finish(exec, 'error', `${loaded.file.kind} jobs cannot run yet in this version`);
+    const job = await store.getJob(exec.project_id, exec.job_id);
+    const ctx: KindContext = {
+      exec,
+      job,
+      store,
+      pool: this.#deps.pool,
+      lines: this.#deps.lines,
+      logger: this.#deps.logger,
+      connections: this.#deps.connections(exec.project_id),
+      lookup: this.#lookup(exec, job),
+    };
+    const stillRunning = async () => (await store.findExecution(exec.exec_id))?.status === 'running';
+    if (runner.style === 'steps') {
+      const ac = new AbortController();
+      entry.stop = () => ac.abort();
+      if (!(await stillRunning())) ac.abort();
+      const o = await runner.run(loaded.file, ctx, ac.signal);
+      await store.updateExecution(exec.exec_id, { rows: o.rows, bytes: o.bytes, ...(o.build !== undefined ? { build: o.build } : {}) });
+      return this.#finish(exec, o.status, o.error);
+    }
+    const works = await runner.tasks(loaded.file, ctx);
+    if (works.length === 0) return this.#finish(exec, 'skipped', 'nothing to do: no tasks');
+    const handle = await startTasks(store, exec.exec_id, works, runner.threads(ctx));
+    entry.stop = () => handle.cancel();
     // A cancel that landed before the handle existed found nothing to stop.
-    if ((await store.findExecution(exec.exec_id))?.status !== 'running') handle.cancel();
+    if (!(await stillRunning())) handle.cancel();
     const outcomes = await handle.done;
-    const rows = outcomes.reduce((a, o) => a + o.rows, 0);
-    const bytes = outcomes.reduce((a, o) => a + o.bytes, 0);
-    await store.updateExecution(exec.exec_id, { rows, bytes });
+    await store.updateExecution(exec.exec_id, { rows: outcomes.reduce((a, o) => a + o.rows, 0), bytes: outcomes.reduce((a, o) => a + o.bytes, 0) });
+    const names = new Map(works.map((w) => [w.taskId, w.streamName]));
     const failed = outcomes.filter((o) => o.status === 'error');
-    const status: ExecutionStatus = failed.length > 0 ? 'error' : outcomes.every((o) => o.status === 'cancelled') ? 'cancelled' : 'success';
-    const error = failed.length > 0 ? summary(failed, work.streamName) : null;
-    return this.#finish(exec, status, error);
+    const status: ExecutionStatus =
+      failed.length > 0 ? 'error' : outcomes.some((o) => o.status === 'warning') ? 'warning' : outcomes.every((o) => o.status === 'cancelled') ? 'cancelled' : 'success';
+    return this.#finish(exec, status, failed.length > 0 ? summary(failed, names) : null);
   }
 
   async #finish(exec: ExecutionRecord, status: ExecutionStatus, error: string | null): Promise<void> {
@@ -209,7 +229,7 @@ export class ExecutionService {
 }
 
 /** §5.2: `<stream_name or step_id>: <message>` for the first failure, `(and <n> more)` for others. */
-function summary(failed: readonly TaskOutcome[], name: string): string {
-  const first = `${name}: ${failed[0]!.error?.message ?? 'failed'}`;
+function summary(failed: readonly TaskOutcome[], names: ReadonlyMap<string, string>): string {
+  const first = `${names.get(failed[0]!.taskId) ?? failed[0]!.taskId}: ${failed[0]!.error?.message ?? 'failed'}`;
   return failed.length > 1 ? `${first} (and ${failed.length - 1} more)` : first;
 }

@@ -9,18 +9,27 @@ import { EngineError, type SerializedError } from '../../engine/errors.js';
 import type { StateStore, ExecutionStatus } from '../../engine/state/store.js';
 import { RunActor } from '../runtime.js';
 
+/** What a task's work returns: counters, monitor metrics, and a warning that makes the task `warning` (§5.2). */
+export interface TaskResult {
+  readonly rows: number;
+  readonly bytes: number;
+  readonly metrics?: Readonly<Record<string, unknown>>;
+  readonly warning?: string;
+}
+
 export interface TaskWork {
   readonly taskId: string;
   readonly streamName: string;
   readonly object: string | null;
   readonly mode: string;
-  readonly run: (signal: AbortSignal, log: (line: string) => void) => Promise<{ rows: number; bytes: number }>;
+  readonly run: (signal: AbortSignal, log: (line: string) => void) => Promise<TaskResult>;
 }
 
 export interface TaskOutcome {
   readonly taskId: string;
   readonly status: ExecutionStatus;
   readonly error: SerializedError | undefined;
+  readonly warning: string | undefined;
   readonly rows: number;
   readonly bytes: number;
 }
@@ -47,7 +56,7 @@ export async function startTasks(store: StateStore, execId: string, tasks: reado
   await store.upsertTasks(tasks.map((t) => ({ exec_id: execId, task_id: t.taskId, stream_name: t.streamName, object: t.object, mode: t.mode, status: 'queued' as const })));
   const byId = new Map(tasks.map((t) => [t.taskId, t]));
   const aborts = new Map<string, AbortController>();
-  const actor = new RunActor<TaskWork, { rows: number; bytes: number }>(
+  const actor = new RunActor<TaskWork, TaskResult>(
     { nodes: tasks.map((t) => ({ id: t.taskId, deps: [], node: t })), threads, failFast: false },
     {
       execute: async ({ taskId }) => {
@@ -70,29 +79,37 @@ export async function startTasks(store: StateStore, execId: string, tasks: reado
     },
   );
   actor.events.on('node.finish', (e) => {
-    const status: ExecutionStatus = e.status === 'success' ? 'success' : e.status === 'error' ? (e.error?.code === 'cancelled' ? 'cancelled' : 'error') : 'cancelled';
+    const status = finalStatus(e.status, e.error, e.result);
     void store.upsertTask({
       exec_id: execId,
       task_id: e.id,
       stream_name: e.node.streamName,
       mode: e.node.mode,
       status,
-      error: e.error ? e.error.message : null,
+      error: e.error ? e.error.message : (e.result?.warning ?? null),
       end_time: now(),
       rows: e.result?.rows ?? 0,
       bytes: e.result?.bytes ?? 0,
+      ...(e.result?.metrics ? { metrics: { ...e.result.metrics } } : {}),
     });
   });
   const done = actor.start().then((result) =>
     result.records.map((r) => ({
       taskId: r.id,
-      status: (r.status === 'success' ? 'success' : r.status === 'error' ? (r.error?.code === 'cancelled' ? 'cancelled' : 'error') : 'cancelled') as ExecutionStatus,
+      status: finalStatus(r.status, r.error, r.result),
       error: r.error,
+      warning: r.result?.warning,
       rows: r.result?.rows ?? 0,
       bytes: r.result?.bytes ?? 0,
     })),
   );
   return { done, cancel: () => actor.cancel() };
+}
+
+function finalStatus(status: string, error: SerializedError | undefined, result: TaskResult | undefined): ExecutionStatus {
+  if (status === 'success') return result?.warning ? 'warning' : 'success';
+  if (status === 'error') return error?.code === 'cancelled' ? 'cancelled' : 'error';
+  return 'cancelled';
 }
 
 export function cancelledError(): EngineError {

@@ -5,7 +5,7 @@ export { ForbiddenError, InvalidJobFileError } from './project-errors.js';
 export type { JobInput, JobConfigInput } from './job-input.js';
 export type { JobView } from './job-view.js';
 export type { RunOverrides, RunRequest, RunRequester, JobFilter } from './job-service.js';
-export type { LoadedJobFile, QueryJobFile } from './load-job-file.js';
+export type { LoadedJobFile } from './load-job-file.js';
 export type { SaveFileResult, DeleteFileResult, RenameFileResult } from './file-service.js';
 export type { ProjectView } from './project-view.js';
 export { redactGitUrl } from './project-view.js';

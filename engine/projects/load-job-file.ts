@@ -4,19 +4,13 @@
  * requested. Failures are data (`ok: false` with the reason), which the
  * execution records as its `error`.
  */
-import type { JobKind } from '../jobs/index.js';
+import type { JobFile } from '../jobs/index.js';
 import { readContent, validateContent } from './job-files.js';
 import { validationContext, type ProjectScope } from './project-scope.js';
 
-export interface QueryJobFile {
-  readonly connection: string;
-  readonly statements: readonly string[];
-}
 
-export type LoadedJobFile =
-  | { readonly ok: true; readonly kind: 'query'; readonly file: QueryJobFile }
-  | { readonly ok: true; readonly kind: Exclude<JobKind, 'query'> }
-  | { readonly ok: false; readonly error: string };
+/** A validated job file with its parsed model, or why it cannot run. */
+export type LoadedJobFile = { readonly ok: true; readonly file: JobFile } | { readonly ok: false; readonly error: string };
 
 const quote = (s: string): string => JSON.stringify(s);
 
@@ -26,8 +20,5 @@ export async function loadJobFile(p: ProjectScope, fileName: string): Promise<Lo
   const v = validateContent(fileName, content, validationContext(p));
   if (v.kind === null) return { ok: false, error: `file ${quote(fileName)} is not a job file` };
   if (!('parsed' in v) || v.parsed === undefined) return { ok: false, error: `job file ${quote(fileName)} is invalid` };
-  if (v.parsed.kind === 'query') {
-    return { ok: true, kind: 'query', file: { connection: v.parsed.connection, statements: v.parsed.statements.map((s) => s.text) } };
-  }
-  return { ok: true, kind: v.parsed.kind };
+  return { ok: true, file: v.parsed };
 }
