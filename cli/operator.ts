@@ -61,11 +61,13 @@ async function withStore<T>(flags: Map<string, string>, fn: (store: StateStore, 
 
 export async function projectCommand(argv: readonly string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv;
-  const { flags, positionals } = parseFlags(rest, { ...STORE_FLAGS, ...(sub === 'list' ? {} : GIT_FLAGS) });
   try {
+    const { flags, positionals } = parseFlags(rest, { ...STORE_FLAGS, ...(sub === 'list' ? {} : GIT_FLAGS) });
+    const extra = positionals[sub === 'list' ? 0 : 1];
+    if (extra !== undefined && (sub === 'create' || sub === 'update' || sub === 'list')) throw new EngineError('usage', `unexpected argument: ${extra}`);
     if (sub === 'create' || sub === 'update') {
       const name = positionals[0];
-      if (!name) throw new EngineError('usage', `project ${sub} needs a project name`);
+      if (name === undefined) throw new EngineError('usage', `project ${sub} needs a project name`);
       if (!PROJECT_NAME.test(name)) throw new EngineError('bad_request', `invalid project name "${name}": expected ^[a-z0-9][a-z0-9_-]{0,63}$`);
       const patch = gitPatch(flags);
       return await withStore(flags, async (store, dataDir) => {
@@ -107,7 +109,8 @@ export async function tokenCommand(argv: readonly string[], io: Io): Promise<num
   const [sub, ...rest] = argv;
   try {
     if (sub !== 'create') throw new EngineError('usage', `unknown token command "${sub ?? ''}", expected create`);
-    const { flags } = parseFlags(rest, { ...STORE_FLAGS, project: 'value', label: 'value' });
+    const { flags, positionals } = parseFlags(rest, { ...STORE_FLAGS, project: 'value', label: 'value' });
+    if (positionals.length > 0) throw new EngineError('usage', `unexpected argument: ${positionals[0]}`);
     const name = flags.get('project');
     if (!name) throw new EngineError('usage', 'token create needs --project NAME');
     return await withStore(flags, async (store) => {

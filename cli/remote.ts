@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { apiClient, ClientError } from './api-client.js';
+import { EngineError } from '../engine/errors.js';
 import { parseFlags } from './daemon-flags.js';
 import type { Io } from './io.js';
 
@@ -19,23 +20,92 @@ function table(rows: readonly Row[], columns: readonly string[]): string {
   return [head, ...cells].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
 }
 
-const readStdin = () => readFileSync(0, 'utf8');
+const readStdin = () => readFileSync(0);
+
+const usage = (m: string) => new EngineError('usage', m);
+
+/** Commands of §9.1 with the positional argument each one needs. */
+const COMMANDS: Readonly<Record<string, string | undefined>> = {
+  'jobs list': undefined, 'jobs get': 'JOB_ID', 'jobs run': 'JOB_ID',
+  'execs list': undefined, 'execs get': 'EXEC_ID', 'execs log': 'EXEC_ID', 'execs cancel': 'EXEC_ID',
+  'files list': undefined, 'files get': 'NAME', 'files save': 'NAME',
+  'conns list': undefined, 'conns test': 'NAME',
+};
+
+/**
+ * Takes out what the generic `--flag` parser cannot express: the short
+ * `-o table|json` (also `-o=json`, `-ojson`) and the repeatable
+ * `--var K=V`.
+ */
+function extractSpecialFlags(argv: readonly string[]): { output?: string; vars: [string, string][]; rest: string[] } {
+  const rest: string[] = [];
+  const vars: [string, string][] = [];
+  let output: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-o' || arg === '--output' || arg === '--var') {
+      const value = argv[++i];
+      if (value === undefined) throw usage(`flag needs an argument: ${arg}`);
+      if (arg === '--var') vars.push(keyValue(value));
+      else output = value;
+    } else if (arg.startsWith('-o') && !arg.startsWith('--')) output = arg.slice(arg[2] === '=' ? 3 : 2);
+    else if (arg.startsWith('--output=')) output = arg.slice('--output='.length);
+    else if (arg.startsWith('--var=')) vars.push(keyValue(arg.slice('--var='.length)));
+    else rest.push(arg);
+  }
+  if (output !== undefined && output !== 'table' && output !== 'json') throw usage(`invalid argument "${output}" for "-o": expected table or json`);
+  return { ...(output !== undefined ? { output } : {}), vars, rest };
+}
+
+function keyValue(text: string): [string, string] {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw usage(`invalid argument "${text}" for "--var": expected K=V`);
+  return [text.slice(0, eq), text.slice(eq + 1)];
+}
+
+/** A file's bytes as a save request body: text when it is valid UTF-8, else base64. */
+function fileBody(bytes: Buffer): { body: string; encoding?: 'base64' } {
+  try {
+    return { body: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes) };
+  } catch {
+    return { body: bytes.toString('base64'), encoding: 'base64' };
+  }
+}
 
 export async function remoteCommand(group: string, argv: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = argv;
-  const { flags, positionals } = parseFlags(rest, {
-    o: 'value', output: 'value', name: 'value', 'file-name': 'value', type: 'value', streams: 'value', mode: 'value', select: 'value', var: 'value', wait: 'bool',
-    status: 'value', 'job-id': 'value', since: 'value', until: 'value', limit: 'value', asc: 'bool', stream: 'value', step: 'value', prefix: 'value', from: 'value', remote: 'bool',
-  });
-  const json = (flags.get('o') ?? flags.get('output')) === 'json';
+  const [sub, ...args] = argv;
+  const key = `${group} ${sub ?? ''}`;
+  let parsed;
+  try {
+    if (!Object.hasOwn(COMMANDS, key)) {
+      io.err(`error: unknown command "service ${key.trim()}"\nRun 'service --help' for usage.\n`);
+      return 2;
+    }
+    const special = extractSpecialFlags(args);
+    const { flags, positionals } = parseFlags(special.rest, {
+      name: 'value', 'file-name': 'value', type: 'value', streams: 'value', mode: 'value', select: 'value', wait: 'bool',
+      status: 'value', 'job-id': 'value', since: 'value', until: 'value', limit: 'value', asc: 'bool', stream: 'value', step: 'value', prefix: 'value', from: 'value', remote: 'bool',
+    });
+    const needs = COMMANDS[key];
+    if (needs !== undefined && positionals.length === 0) throw usage(`service ${key} needs ${needs}`);
+    if (positionals.length > (needs !== undefined ? 1 : 0)) throw usage(`unexpected argument: ${positionals[needs !== undefined ? 1 : 0]}`);
+    parsed = { ...special, flags, positionals };
+  } catch (err) {
+    if (err instanceof EngineError && err.code === 'usage') {
+      io.err(`error: ${err.message}\nRun 'service --help' for usage.\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const { flags, positionals, vars: varList } = parsed;
+  const json = parsed.output === 'json';
   const show = (body: unknown, render: () => string) => io.out(json ? JSON.stringify(body) + '\n' : render());
   try {
     const api = apiClient();
-    const key = `${group} ${sub ?? ''}`;
     switch (key) {
       case 'jobs list': {
         const body = (await api.post('/project/job/list', { ...(flags.has('name') ? { name: flags.get('name') } : {}), ...(flags.has('file-name') ? { file_name: flags.get('file-name') } : {}), ...(flags.has('type') ? { type: flags.get('type') } : {}) })) as { jobs: Row[] };
-        show(body, () => table(body.jobs, ['id', 'name', 'type', 'file_name', 'active', 'default', 'executed', 'next_run']));
+        show(body, () => table(body.jobs.map((j) => ({ ...j, file: j.file_name })), ['id', 'name', 'type', 'file', 'active', 'default', 'executed', 'next_run']));
         return 0;
       }
       case 'jobs get': {
@@ -45,7 +115,7 @@ export async function remoteCommand(group: string, argv: readonly string[], io: 
       }
       case 'jobs run': {
         const jobId = positionals[0];
-        const vars = Object.fromEntries((flags.has('var') ? [flags.get('var')!] : []).map((kv) => [kv.split('=')[0], kv.split('=').slice(1).join('=')]));
+        const vars = Object.fromEntries(varList);
         const req = {
           job_id: jobId,
           ...(flags.has('streams') ? { streams: flags.get('streams')!.split(',') } : {}),
@@ -87,7 +157,7 @@ export async function remoteCommand(group: string, argv: readonly string[], io: 
         if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
         const pipeline = executions[0]!.job_type === 'pipeline';
         const body = pipeline
-          ? ((await api.post('/execution/pipeline-steps', { exec_id: id, ...(flags.has('step') ? { step_id: flags.get('step') } : {}) })) as { steps: Row[] }).steps
+          ? ((await api.post('/execution/pipeline-steps', { exec_id: id, ...(flags.has('step') ? { step_id: flags.get('step') } : {}) })) as { steps: Row[] }).steps.filter((r) => !flags.has('status') || r.status === flags.get('status'))
           : ((await api.post('/execution/replication-tasks', { exec_id: id, ...(flags.has('stream') ? { stream: flags.get('stream') } : {}), ...(flags.has('status') ? { status: flags.get('status') } : {}) })) as { tasks: Row[] }).tasks;
         if (json) io.out(JSON.stringify(body) + '\n');
         else for (const r of body) io.out(`=== ${String(r.stream_name ?? r.step_id)} (status=${String(r.status)}) ===\n${String(r.output ?? '')}`);
@@ -113,9 +183,15 @@ export async function remoteCommand(group: string, argv: readonly string[], io: 
       case 'files save': {
         const name = positionals[0];
         const from = flags.get('from');
-        const content = from === undefined || from === '-' ? readStdin() : readFileSync(from, 'utf8');
+        let bytes: Buffer;
         try {
-          const body = (await api.post('/project/file/save', { file: { name, body: content } })) as { file: Row; default_job_id?: string };
+          bytes = from === undefined || from === '-' ? readStdin() : readFileSync(from);
+        } catch (err) {
+          throw new ClientError(`error: cannot read ${from === undefined || from === '-' ? 'standard input' : from}: ${(err as Error).message}`);
+        }
+        const content = fileBody(bytes);
+        try {
+          const body = (await api.post('/project/file/save', { file: { name, ...content } })) as { file: Row; default_job_id?: string };
           io.out(`Saved file ${name} (${String(body.file.size)} bytes)\n`);
           if (body.default_job_id) io.out(`Default job: ${body.default_job_id}\n`);
           return 0;
