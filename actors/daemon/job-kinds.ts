@@ -10,6 +10,7 @@ import type { Logger } from '../../engine/log.js';
 import type { ExecutionRecord, ExecutionStatus, JobRecord, JsonObject, StateStore } from '../../engine/state/store.js';
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
+import { monitorTaskWorks } from './monitor-work.js';
 import { queryTaskWork } from './query-work.js';
 import type { TaskWork } from './task-runner.js';
 
@@ -47,6 +48,8 @@ export const JOB_KINDS: Registry = {
     tasks: async (file, ctx) => [queryTaskWork({ connection: file.connection, statements: file.statements.map((s) => s.text) }, ctx.exec, { pool: ctx.pool, lines: ctx.lines, connections: () => ctx.connections }, ctx.lookup)],
     threads: () => 1,
   },
+  // §5.1: one task per resolved object, run sequentially.
+  monitor: { style: 'tasks', tasks: (file, ctx) => monitorTaskWorks(file, ctx), threads: () => 1 },
 };
 
 export function kindRunner(kind: JobFile['kind']): KindRunner | undefined {

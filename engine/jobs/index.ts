@@ -6,7 +6,7 @@ export { formatPath, type PathSeg, type Problem } from './problem.js';
 export type { EnvValue } from './fields.js';
 export * from './replication-model.js';
 export * from './pipeline-model.js';
-export { MONITOR_METRICS, monitorSettingsFor, type MonitorFile, type MonitorMetric, type MonitorObject, type MonitorSettings } from './monitor.js';
+export { MONITOR_METRICS, monitorSettingsFor, type MonitorFile, type MonitorMetric, type MonitorObject, type MonitorSchemata, type MonitorSettings } from './monitor.js';
 export { connectionDeclarations, splitQueryStatements, type ConnectionDeclaration, type QueryFile, type QueryStatement } from './query-file.js';
 export {
   EXPRESSION_FUNCTIONS, EXPRESSION_SCOPES, ExpressionError, MAX_EXPRESSION_DEPTH, MAX_EXPRESSION_LENGTH, parseExpression,

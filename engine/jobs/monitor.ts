@@ -2,11 +2,13 @@
  * Monitor files (api.md §6.5): the validated model, the rule that picks the
  * settings for one table (entries apply in order, a later matching entry
  * replaces earlier ones, over `defaults`), and validation with the §6.5.4
- * messages.
+ * messages. `schemata.exclude` (Sling's key of the same name) lists glob
+ * patterns over `schema.table` for tables that come and go (`*.*_tmp`):
+ * wildcards never resolve them and they raise no schema-change events.
  */
 import {
   connectionKindOf, isNull, knownEntries, quote, readBool, readConnectionName, readEnvMap, readMap, readString,
-  requireEntry, type EnvValue, type Scope,
+  readStringList, requireEntry, type EnvValue, type Scope,
 } from './fields.js';
 import { parseJobDuration } from './job-duration.js';
 import type { PathSeg } from './problem.js';
@@ -38,12 +40,21 @@ export interface MonitorFile {
   readonly connection: string;
   readonly defaults: MonitorSettings;
   readonly objects: readonly MonitorObject[];
+  readonly schemata: MonitorSchemata;
   readonly env: Readonly<Record<string, EnvValue>>;
+}
+
+export interface MonitorSchemata {
+  /** Glob patterns (`*`, `?`) over `schema.table`; empty when not given. */
+  readonly exclude: readonly string[];
 }
 
 /** `schema.table`, or a wildcard `schema.*` / `schema.prefix_*`. */
 const OBJECT_NAME = /^[A-Za-z0-9_$]+\.(?:[A-Za-z0-9_$]+|[A-Za-z0-9_$]*\*)$/;
-const TOP_KEYS = new Set(['connection', 'objects', 'defaults', 'env']);
+/** A `schemata.exclude` pattern: `schema.table` where either part may hold `*` and `?`. */
+const EXCLUDE_PATTERN = /^[A-Za-z0-9_$*?]+\.[A-Za-z0-9_$*?]+$/;
+const TOP_KEYS = new Set(['connection', 'objects', 'defaults', 'schemata', 'env']);
+const SCHEMATA_KEYS = new Set(['exclude']);
 const SETTING_KEYS = new Set(['row_count', 'freshness_column', 'freshness_threshold', 'columns', 'disabled']);
 
 /** Settings for `table` (`schema.table`): the last matching entry over `defaults`; undefined when none matches. */
@@ -150,6 +161,21 @@ function readObjects(s: Scope, root: YMap, entries: ReadonlyMap<string, YEntry>,
   return objects;
 }
 
+function readSchemata(s: Scope, e: YEntry | undefined): MonitorSchemata {
+  const map = readMap(s, e, []);
+  if (map === undefined) return { exclude: [] };
+  const entries = knownEntries(s, map, ['schemata'], SCHEMATA_KEYS);
+  const ex = entries.get('exclude');
+  const patterns = readStringList(s, ex, ['schemata']) ?? [];
+  if (ex !== undefined && ex.value.kind === 'seq') {
+    ex.value.items.forEach((item, i) => {
+      const p = patterns[i];
+      if (p !== undefined && !EXCLUDE_PATTERN.test(p)) s.problems.add(['schemata', 'exclude', i], `invalid exclude pattern ${quote(p)}`, item.offset);
+    });
+  }
+  return { exclude: patterns.filter((p) => EXCLUDE_PATTERN.test(p)) };
+}
+
 export function validateMonitor(s: Scope, root: YMap): MonitorFile {
   const entries = knownEntries(s, root, [], TOP_KEYS);
   const connection = readConnectionName(s, root, entries, 'connection');
@@ -160,6 +186,7 @@ export function validateMonitor(s: Scope, root: YMap): MonitorFile {
   const defaultsMap = readMap(s, entries.get('defaults'), []);
   const defaults = defaultsMap === undefined ? { settings: {}, entries: new Map<string, YEntry>() } : readSettings(s, defaultsMap, ['defaults']);
   const objects = readObjects(s, root, entries, defaults);
+  const schemata = readSchemata(s, entries.get('schemata'));
   const env = readEnvMap(s, entries.get('env'), []) ?? {};
-  return { kind: 'monitor', connection: connection ?? '', defaults: defaults.settings, objects, env };
+  return { kind: 'monitor', connection: connection ?? '', defaults: defaults.settings, objects, schemata, env };
 }
