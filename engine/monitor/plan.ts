@@ -65,7 +65,7 @@ export function planMonitor(file: MonitorFile, catalog: readonly CatalogTable[],
   for (const entry of file.objects) {
     const wildcard = isWildcardKey(entry.key);
     const tables = wildcard
-      ? catalog.map(tableName).filter((t) => wildcardMatches(entry.key, t) && !isExcluded(file, t))
+      ? catalog.map(tableName).filter((t) => wildcardMatches(entry.key, t) && !isExcluded(file, t)).sort()
       : [entry.key];
     for (const table of tables) {
       if (seen.has(table)) continue;
