@@ -7,7 +7,7 @@
  */
 import type { Connection } from '../engine/connections/connection.js';
 import { executeNode } from '../engine/build/execute-node.js';
-import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
+import type { ModelTask, NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
 import { EngineError } from '../engine/errors.js';
 import type { Level, Logger } from '../engine/log.js';
 import { openTarget, type SchemaRef, type Target, type TargetSession } from '../engine/targets/index.js';
@@ -25,6 +25,13 @@ export interface BuildNode {
   readonly presetSkip?: boolean;
 }
 
+/**
+ * Model hooks (build.md §7.1, §16.4): `start` runs before a model's
+ * pre-statements, `end` after its data tests; a failure rejects with the
+ * spec's message and fails the model. Not called for seeds and tests.
+ */
+export type ModelHooks = (phase: 'start' | 'end', task: ModelTask, signal: AbortSignal) => Promise<void>;
+
 export interface BuildRunInput {
   readonly nodes: readonly BuildNode[];
   readonly connection: Connection;
@@ -35,6 +42,7 @@ export interface BuildRunInput {
   readonly schemas: readonly SchemaRef[];
   readonly logger: Logger;
   readonly logLevel: Level;
+  readonly hooks?: ModelHooks;
 }
 
 export type BuildActor = RunActor<NodeTask, NodeOutcome>;
@@ -71,6 +79,19 @@ export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omi
   const runner = target.singleWriter ? singleWriterRunner(input, target, control) : poolRunner(input);
   const threads = target.singleWriter ? 1 : input.threads;
   const failedOutcomes = new Map<string, NodeOutcome>();
+  const hookAborts = new Map<string, AbortController>();
+  const hooks = input.hooks;
+  const withHooks = (t: NodeTask): t is ModelTask => hooks !== undefined && t.kind === 'model' && (t.config.hooks.start.length > 0 || t.config.hooks.end.length > 0);
+  const hook = async (phase: 'start' | 'end', id: string, t: ModelTask) => {
+    if ((phase === 'start' ? t.config.hooks.start : t.config.hooks.end).length === 0) return;
+    const ac = new AbortController();
+    hookAborts.set(id, ac);
+    try {
+      await hooks!(phase, t, ac.signal);
+    } finally {
+      hookAborts.delete(id);
+    }
+  };
   const actor: BuildActor = new RunActor<NodeTask, NodeOutcome>(
     {
       nodes: input.nodes.map((n) => ({ id: n.id, deps: n.deps, node: n.task, ...(n.presetSkip ? { presetStatus: 'skipped' as const, cascade: false } : {}) })),
@@ -80,12 +101,29 @@ export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omi
     {
       // A node that failed after writing resolves with `failure`: it becomes the node's error, and its outcome is kept for the rows.
       execute: async (t) => {
+        const hooked = withHooks(t.node);
+        if (hooked) await hook('start', t.taskId, t.node as ModelTask);
         const outcome = await runner.execute(t.taskId, t.node);
-        if (outcome.failure === undefined) return outcome;
-        failedOutcomes.set(t.taskId, outcome);
-        throw new EngineError('node', outcome.failure);
+        if (outcome.failure !== undefined) {
+          failedOutcomes.set(t.taskId, outcome);
+          throw new EngineError('node', outcome.failure);
+        }
+        if (hooked) {
+          try {
+            await hook('end', t.taskId, t.node as ModelTask);
+          } catch (err) {
+            // The model was written: its rows still count (as for a failing data test).
+            failedOutcomes.set(t.taskId, outcome);
+            throw err;
+          }
+        }
+        return outcome;
       },
-      cancel: (t) => runner.cancel(t.taskId),
+      cancel: (t) => {
+        const ac = hookAborts.get(t.taskId);
+        if (ac !== undefined) return ac.abort();
+        return runner.cancel(t.taskId);
+      },
     },
   );
   beforeStart({ actor, threads });

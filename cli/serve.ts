@@ -52,6 +52,8 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
     maxRunning: flags.maxRunning,
     owner: `daemon-${randomUUID()}`,
     connections,
+    projectRoot: (projectId) => projectPaths(flags.dataDir, projectId).files,
+    allowCommandSteps: flags.allowCommandSteps,
     loadJobFile: (projectId, fileName) => projects.loadJobFile(projectId, fileName),
     envLookup: (projectId) => {
       const projectEnv = readEnvFile(projectPaths(flags.dataDir, projectId).envFile, 'project', flags.dataDir).env;

@@ -32,6 +32,10 @@ export interface ExecutionDeps {
   /** §6.2 lookup after run and job vars: the project env file, the host env file, the process environment. */
   readonly envLookup: (projectId: string) => (name: string) => string | undefined;
   readonly lines: LineRouter;
+  /** The project root (§8 layout: `<data-dir>/projects/<id>/files`); pipelines need it. */
+  readonly projectRoot?: (projectId: string) => string;
+  /** `--allow-command-steps` (§8): pipeline `command` steps run only when true. */
+  readonly allowCommandSteps?: boolean;
 }
 
 export interface RunOverrides {
@@ -171,6 +175,8 @@ export class ExecutionService {
       logger: this.#deps.logger,
       connections: this.#deps.connections(exec.project_id),
       lookup: this.#lookup(exec, job),
+      projectRoot: this.#deps.projectRoot?.(exec.project_id),
+      allowCommandSteps: this.#deps.allowCommandSteps ?? false,
     };
     const stillRunning = async () => (await store.findExecution(exec.exec_id))?.status === 'running';
     if (runner.style === 'steps') {

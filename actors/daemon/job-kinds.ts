@@ -11,6 +11,7 @@ import type { ExecutionRecord, ExecutionStatus, JobRecord, JsonObject, StateStor
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
 import { monitorTaskWorks } from './monitor-work.js';
+import { runPipelineExecution } from './pipeline-run.js';
 import { queryTaskWork } from './query-work.js';
 import type { TaskWork } from './task-runner.js';
 
@@ -25,6 +26,10 @@ export interface KindContext {
   readonly connections: ConnectionRegistry;
   /** §6.2 `${NAME}` lookup: run vars, job vars, then the env layers. */
   readonly lookup: (name: string) => string | undefined;
+  /** The project root (§8 layout): pipeline steps resolve project files against it. */
+  readonly projectRoot?: string;
+  /** `--allow-command-steps` (§8). */
+  readonly allowCommandSteps?: boolean;
 }
 
 /** The outcome of a non-task kind (pipelines): the execution's final fields. */
@@ -43,6 +48,8 @@ export type KindRunner<F extends JobFile = JobFile> =
 type Registry = { readonly [K in JobFile['kind']]?: KindRunner<Extract<JobFile, { kind: K }>> };
 
 export const JOB_KINDS: Registry = {
+  // §5.1: steps in order per §6.4, one Step record per executed step.
+  pipeline: { style: 'steps', run: (file, ctx, signal) => runPipelineExecution(file, ctx, signal) },
   query: {
     style: 'tasks',
     tasks: async (file, ctx) => [queryTaskWork({ connection: file.connection, statements: file.statements.map((s) => s.text) }, ctx.exec, { pool: ctx.pool, lines: ctx.lines, connections: () => ctx.connections }, ctx.lookup)],

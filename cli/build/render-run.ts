@@ -3,49 +3,9 @@
  * the `Errors:` block, and the JSON payloads. Records arrive in DAG order.
  */
 
-export type RunStatus = 'success' | 'error' | 'skipped';
+import { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload, type RunStatus } from '../../engine/build/run-output.js';
 
-export interface ResultRecord {
-  readonly name: string; // full name, plain text
-  readonly type: 'model' | 'seed' | 'test';
-  readonly mode: string;
-  readonly duration: number; // seconds
-  readonly status: RunStatus;
-  readonly error: string;
-  readonly rows: number;
-  readonly bytes: number;
-}
-
-export interface RunPayload {
-  readonly path: string;
-  readonly target: string;
-  readonly results: readonly ResultRecord[];
-  readonly total: number;
-  readonly ok: number;
-  readonly failed: number;
-  readonly skipped: number;
-  readonly rows: number;
-  readonly bytes: number;
-  readonly ok_names: string;
-}
-
-export const seconds = (ms: number) => Math.round(ms) / 1000;
-
-export function runPayload(path: string, target: string, results: readonly ResultRecord[]): RunPayload {
-  const count = (s: RunStatus) => results.filter((r) => r.status === s).length;
-  return {
-    path,
-    target,
-    results,
-    total: results.length,
-    ok: count('success'),
-    failed: count('error'),
-    skipped: count('skipped'),
-    rows: results.reduce((a, r) => a + r.rows, 0),
-    bytes: results.reduce((a, r) => a + r.bytes, 0),
-    ok_names: results.filter((r) => r.status === 'success').map((r) => r.name).join(','),
-  };
-}
+export { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload, type RunStatus };
 
 const TEST_STATUS: Record<RunStatus, string> = { success: 'ok', error: 'fail', skipped: 'skip' };
 
@@ -77,9 +37,4 @@ export function errorsBlock(results: readonly ResultRecord[]): string {
     for (const l of r.error.split('\n')) lines.push(`      ${l}`);
   }
   return lines.join('\n') + '\n';
-}
-
-export function failureSummary(results: readonly ResultRecord[]): string {
-  const failed = results.filter((r) => r.status === 'error');
-  return `build completed with ${failed.length} error(s): ${failed.map((r) => `${r.name}: ${r.error}`).join('; ')}`;
 }

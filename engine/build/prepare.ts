@@ -6,7 +6,7 @@
  * (`-R` with no root config, §17) are prepared one by one.
  */
 import { join } from 'node:path';
-import { declaredType, loadConnections, type Connection } from '../connections/index.js';
+import { declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
@@ -29,6 +29,12 @@ export interface BuildRequest {
   readonly recursive?: boolean;
   readonly fullRefresh?: boolean;
   readonly stepEnv?: Readonly<Record<string, string>>;
+  /**
+   * Where the target connection is looked up; default: the build directory's
+   * `env.yaml`, the host env file and the environment. The daemon passes the
+   * project's connections (api.md §6.4.4).
+   */
+  readonly connections?: ConnectionRegistry;
 }
 
 export interface PreparedBuild {
@@ -78,7 +84,7 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
   let connection: Connection | undefined;
   let targetType: TargetType = '';
   if (req.verb !== 'list') {
-    const registry = loadConnections({ projectEnvFile: join(project.root, 'env.yaml'), env: { ...process.env, ...(req.stepEnv ?? {}) } });
+    const registry = req.connections ?? loadConnections({ projectEnvFile: join(project.root, 'env.yaml'), env: { ...process.env, ...(req.stepEnv ?? {}) } });
     connection = registry.get(targetName);
     if (!connection) {
       if (req.verb === 'compile') logger.log('warn', `target connection '${targetName}' not found locally; statement splitting will use the generic dialect`);

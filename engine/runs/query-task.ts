@@ -5,13 +5,15 @@
  * the last result's first 100 rows as a plain-text table.
  */
 import { EngineError } from '../errors.js';
-import type { TargetSession } from '../targets/target.js';
+import type { QueryResult, TargetSession } from '../targets/target.js';
 
 export const RESULT_PREVIEW_ROWS = 100;
 
 export interface QueryTaskResult {
   /** Affected rows of every statement plus the rows the last one returned. */
   readonly rows: number;
+  /** The last statement's result (pipeline query steps publish it). */
+  readonly last?: QueryResult;
 }
 
 const oneLine = (sql: string) => {
@@ -34,8 +36,15 @@ export function renderTable(columns: readonly string[], rows: readonly (readonly
   return [line(columns), widths.map((w) => '-'.repeat(w)).join('-+-'), ...cells.map(line)].join('\n');
 }
 
-export async function runQueryStatements(session: TargetSession, statements: readonly string[], log: (line: string) => void): Promise<QueryTaskResult> {
+/** `keepLast`: return the last statement's result too (it may be large; query jobs do not need it). */
+export async function runQueryStatements(
+  session: TargetSession,
+  statements: readonly string[],
+  log: (line: string) => void,
+  options: { readonly keepLast?: boolean } = {},
+): Promise<QueryTaskResult> {
   let rows = 0;
+  let last: QueryResult | undefined;
   for (const [i, stmt] of statements.entries()) {
     const label = `statement ${i + 1}/${statements.length}`;
     log(`${label}: ${oneLine(stmt)}`);
@@ -47,6 +56,7 @@ export async function runQueryStatements(session: TargetSession, statements: rea
       throw EngineError.wrap(`statement ${i + 1} failed`, err, 'node');
     }
     rows += result.count;
+    last = result;
     log(`${label}: ${result.count} row(s)`);
     if (i === statements.length - 1 && result.columns.length > 0) {
       const preview = result.rows.slice(0, RESULT_PREVIEW_ROWS);
@@ -54,5 +64,5 @@ export async function runQueryStatements(session: TargetSession, statements: rea
       if (result.rows.length > preview.length) log(`(${result.rows.length - preview.length} more row(s) not shown)`);
     }
   }
-  return { rows };
+  return options.keepLast && last !== undefined ? { rows, last } : { rows };
 }

@@ -63,6 +63,8 @@ export interface ApiServerOptions {
   readonly acmeEnv?: string;
   /** Content of the host env file (`$SERVICE_HOME_DIR/env.yaml`). */
   readonly hostEnv?: string;
+  /** `--allow-command-steps` (api.md §8); default off, as in the §11 fixture. */
+  readonly allowCommandSteps?: boolean;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
@@ -100,6 +102,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     maxRunning: 4,
     owner: `test-${randomUUID()}`,
     connections,
+    projectRoot: (projectId) => projectPaths(dataDir, projectId).files,
+    allowCommandSteps: options.allowCommandSteps ?? false,
     loadJobFile: (projectId, fileName) => projects.loadJobFile(projectId, fileName),
     envLookup: (projectId) => {
       const file = readEnvFile(projectPaths(dataDir, projectId).envFile, 'project', base);

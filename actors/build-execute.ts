@@ -1,0 +1,97 @@
+/**
+ * `run` / `test` of one prepared project, host-neutral (build.md §13, §15.7):
+ * plans the node tasks, starts the build actor and returns the result
+ * records in DAG order. The CLI adds progress lines and signal handling
+ * through `beforeStart`; a pipeline build step (api.md §6.4.4) adds its
+ * cancel signal and model hooks the same way.
+ */
+import { randomInt } from 'node:crypto';
+import type { PreparedBuild } from '../engine/build/prepare.js';
+import { planTasks } from '../engine/build/plan-tasks.js';
+import type { NodeTask } from '../engine/build/node-task.js';
+import { seconds, type ResultRecord } from '../engine/build/run-output.js';
+import type { Level, Logger } from '../engine/log.js';
+import type { RangeSpec } from '../engine/range-flag.js';
+import type { SchemaRef } from '../engine/targets/index.js';
+import { startBuild, type BuildHandle, type BuildNode, type ModelHooks } from './build-run.js';
+
+export interface BuildExecutionOptions {
+  readonly verb: 'run' | 'test';
+  readonly fullRefresh: boolean;
+  readonly noSeeds: boolean;
+  /** Requested workers (capped by the node count and the target). */
+  readonly threads: number;
+  readonly failFast: boolean;
+  readonly range?: RangeSpec;
+  readonly logger: Logger;
+  readonly logLevel: Level;
+  /** SERVICE_STATE location for incremental watermarks. */
+  readonly state?: string;
+  readonly hooks?: ModelHooks;
+  /** Called before the first dispatch: attach listeners, keep the actor to cancel it. */
+  readonly beforeStart?: (handle: Omit<BuildHandle, 'finished'>) => void;
+}
+
+export interface BuildExecutionResult {
+  readonly records: readonly ResultRecord[];
+  readonly durationMs: number;
+}
+
+export function newRunId(): string {
+  let id = '';
+  for (let i = 0; i < 6; i++) id += String.fromCharCode(97 + randomInt(26));
+  return id;
+}
+
+export const nodeKind = (t: NodeTask): string => (t.kind === 'seed' ? 'seed' : t.kind === 'test' ? 'test' : t.mode);
+
+export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
+  const tasks = planTasks(p.compiled, p.selected, o.verb, o.fullRefresh);
+  const skipSeeds = o.verb === 'test' || o.noSeeds;
+  const nodes: BuildNode[] = tasks.map((task, i) => ({
+    id: task.name.toLowerCase(),
+    deps: p.selected[i]!.dependencies.map((d) => d.toLowerCase()),
+    task,
+    presetSkip: task.kind === 'seed' && skipSeeds,
+  }));
+  const schemas = new Map<string, SchemaRef>();
+  if (o.verb === 'run') {
+    for (const n of nodes) {
+      if (n.presetSkip) continue;
+      const r = n.task.relation;
+      schemas.set(`${r.database ?? ''}.${r.schema}`, r.database ? { database: r.database, schema: r.schema } : { schema: r.schema });
+    }
+  }
+  const started = performance.now();
+  const handle = await startBuild(
+    {
+      nodes,
+      connection: p.connection!,
+      settings: { runId: newRunId(), targetName: p.targetName, fullRefresh: o.fullRefresh, range: o.range, state: o.state },
+      threads: Math.min(o.threads, Math.max(1, nodes.length)),
+      failFast: o.failFast,
+      schemas: [...schemas.values()],
+      logger: o.logger,
+      logLevel: o.logLevel,
+      ...(o.hooks ? { hooks: o.hooks } : {}),
+    },
+    (h) => o.beforeStart?.(h),
+  );
+  const result = await handle.finished;
+  const records: ResultRecord[] = result.records.map((r) => {
+    const t = r.node;
+    const outcome = r.result;
+    const warnings = outcome?.warnings ?? [];
+    return {
+      name: t.table,
+      type: t.kind,
+      mode: t.kind === 'seed' ? 'full-refresh' : t.kind === 'test' ? 'test' : t.mode,
+      duration: r.status === 'skipped' ? 0 : seconds(r.durationMs),
+      status: r.status === 'success' ? 'success' : r.status === 'error' ? 'error' : 'skipped',
+      error: r.status === 'error' ? (r.error?.message ?? 'unknown error') : r.status === 'success' ? warnings.join('; ') : '',
+      rows: outcome?.rows ?? 0,
+      bytes: outcome?.bytes ?? 0,
+    };
+  });
+  return { records, durationMs: performance.now() - started };
+}

@@ -1,0 +1,130 @@
+/**
+ * A pipeline execution in the daemon (api.md §5.1, §6.4): the file's steps
+ * run by engine/pipeline's runner with the daemon's services — queries on
+ * the project's connections, builds in-process, replications through the
+ * replication runner — and one Step record per executed or skipped step in
+ * the state store, with output appended while the step runs (§3.6, §8).
+ *
+ * Scopes: `env.*` is the file's `env:` (its `${NAME}` resolved) under the
+ * job's `config.vars` and the run's `vars`; `timestamp.*` is the execution's
+ * start time in UTC; `store.*` and `state.*` live for this execution only.
+ * Overrides (§4.15): `mode` (else the job's `config.mode`) for replication
+ * steps, `select` for build steps.
+ */
+import type { ConnectionRegistry } from '../../engine/connections/index.js';
+import type { PipelineFile } from '../../engine/jobs/index.js';
+import { runPipeline, type PipelineResult } from '../../engine/pipeline/runner.js';
+import { executionScope, pipelineVars, timestampScope } from '../../engine/pipeline/scopes.js';
+import type { PipelineOptions, PipelineServices, StepSink } from '../../engine/pipeline/types.js';
+import type { ExecutionRecord, JobRecord, JsonObject, StateStore } from '../../engine/state/store.js';
+import { queryOnConnection, runBuildStep } from '../pipeline-services.js';
+
+/** What a pipeline execution needs from the daemon (a subset of job-kinds' KindContext). */
+export interface PipelineRunContext {
+  readonly exec: ExecutionRecord;
+  readonly job: JobRecord | undefined;
+  readonly store: StateStore;
+  readonly connections: ConnectionRegistry;
+  /** §6.2 lookup: run vars, job vars, then the env layers. */
+  readonly lookup: (name: string) => string | undefined;
+  /** The project root; absent → the pipeline cannot run. */
+  readonly projectRoot?: string;
+  readonly allowCommandSteps?: boolean;
+}
+
+export interface PipelineRunOutcome {
+  readonly status: PipelineResult['status'];
+  readonly error: string | null;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly build: JsonObject | null;
+}
+
+/** Test hooks: shorter retry and kill delays, a lower step limit, extra services. */
+export type PipelineRunTuning = Pick<PipelineOptions, 'stepLimit' | 'retryDelayMs' | 'killGraceMs'> & {
+  readonly replication?: PipelineServices['replication'];
+};
+
+/** Step records and ordered output appends in the store; `flushed()` waits for every write. */
+function storeSink(store: StateStore, execId: string, redact: (text: string) => string) {
+  const chains = new Map<string, Promise<void>>();
+  const pending = new Set<Promise<void>>();
+  const track = (p: Promise<void>) => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+    return p;
+  };
+  const sink: StepSink = {
+    async record(e) {
+      const write = async () => {
+        await store.upsertStep({
+          exec_id: execId,
+          step_id: e.stepId,
+          type: e.type,
+          status: e.status,
+          error: e.error === null ? null : redact(e.error),
+          start_time: e.startTime,
+          end_time: e.endTime,
+          state: e.state === null ? null : (e.state as JsonObject),
+        });
+      };
+      // A final record waits for the step's output appended so far.
+      const before = chains.get(e.stepId) ?? Promise.resolve();
+      const p = before.then(write);
+      chains.set(e.stepId, p.catch(() => {}));
+      await track(p);
+    },
+    output(stepId, line) {
+      const before = chains.get(stepId) ?? Promise.resolve();
+      const p = before.then(() => store.appendStepOutput(execId, stepId, `${redact(line)}\n`)).catch(() => {});
+      chains.set(stepId, p);
+      void track(p);
+    },
+  };
+  return { sink, flushed: async () => void (await Promise.allSettled([...pending])) };
+}
+
+export async function runPipelineExecution(file: PipelineFile, ctx: PipelineRunContext, signal: AbortSignal, tuning: PipelineRunTuning = {}): Promise<PipelineRunOutcome> {
+  const { exec } = ctx;
+  if (ctx.projectRoot === undefined) return { status: 'error', error: 'pipelines need the project root (daemon wiring)', rows: 0, bytes: 0, build: null };
+  const runVars = (exec.overrides?.vars ?? {}) as Record<string, unknown>;
+  const jobVars = (ctx.job?.config.vars ?? {}) as Record<string, unknown>;
+  const vars = pipelineVars(file.env, jobVars, runVars, ctx.lookup);
+  const mode = (exec.overrides?.mode as string | undefined) ?? ctx.job?.config.mode ?? undefined;
+  const select = exec.overrides?.select as readonly string[] | undefined;
+  const { sink, flushed } = storeSink(ctx.store, exec.exec_id, (t) => ctx.connections.redact(t));
+
+  const services: PipelineServices = {
+    query: queryOnConnection,
+    build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup }),
+    // TODO(replication): wire the replication runner (actors/daemon/replication-work.ts) here once it
+    // exposes a function running one replication file with streams/mode/vars overrides.
+    ...(tuning.replication ? { replication: tuning.replication } : {}),
+  };
+  const options: PipelineOptions = {
+    projectRoot: ctx.projectRoot,
+    connections: ctx.connections,
+    services,
+    allowCommandSteps: ctx.allowCommandSteps ?? false,
+    ...(tuning.stepLimit !== undefined ? { stepLimit: tuning.stepLimit } : {}),
+    ...(tuning.retryDelayMs !== undefined ? { retryDelayMs: tuning.retryDelayMs } : {}),
+    ...(tuning.killGraceMs !== undefined ? { killGraceMs: tuning.killGraceMs } : {}),
+  };
+  const result = await runPipeline({
+    steps: file.steps,
+    scopes: {
+      env: vars.env,
+      store: {},
+      state: {},
+      timestamp: timestampScope(new Date(exec.start_time)),
+      execution: executionScope(exec),
+    },
+    vars: vars.lookup,
+    sink,
+    signal,
+    options,
+    overrides: { ...(mode ? { mode } : {}), ...(select ? { select } : {}) },
+  });
+  await flushed();
+  return { status: result.status, error: result.error === null ? null : ctx.connections.redact(result.error), rows: result.rows, bytes: result.bytes, build: result.build as JsonObject | null };
+}

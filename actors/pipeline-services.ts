@@ -1,0 +1,233 @@
+/**
+ * The database and build work of pipeline steps (api.md §6.4.2, §6.4.4,
+ * build.md §16), as engine/pipeline's `PipelineServices`:
+ *
+ * - `query`: statements on a PostgreSQL connection (a cancel runs
+ *   `pg_cancel_backend` from the target's control path) or through the
+ *   DuckDB actor that owns the file (a cancel interrupts the statement);
+ * - `build`: the SQL model builder in-process — prepare (load, target,
+ *   compile, select), then `run`/`test` through the build actor, or the
+ *   node description for `list`/`compile` — publishing the run output
+ *   object with `command` after `target`, and running model hooks with the
+ *   same step runner.
+ */
+import { EngineError, errorChain } from '../engine/errors.js';
+import { compileNodeJson } from '../engine/build/compile-json.js';
+import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build/prepare.js';
+import { failureSummary, runPayload, type RunPayload } from '../engine/build/run-output.js';
+import { resolvedMode } from '../engine/compile/compile.js';
+import type { Connection, ConnectionRegistry } from '../engine/connections/index.js';
+import type { Level, Logger } from '../engine/log.js';
+import type { Value } from '../engine/pipeline/evaluate.js';
+import { runModelHooks } from '../engine/pipeline/hooks.js';
+import type { VarLookup } from '../engine/pipeline/render.js';
+import type { BuildStepResult, ModelHookScope, PipelineOptions, QueryStepResult, ResolvedBuildStep, StepServiceContext } from '../engine/pipeline/types.js';
+import { parseRangeFlag } from '../engine/range-flag.js';
+import { runQueryStatements } from '../engine/runs/query-task.js';
+import { openTarget } from '../engine/targets/index.js';
+import { executeBuild, nodeKind } from './build-execute.js';
+import type { ModelHooks } from './build-run.js';
+import { duckdbActor } from './duckdb-actor.js';
+
+const cancelled = () => new EngineError('cancelled', 'cancelled');
+
+/** Statements in order on one database connection; the last statement's columns and rows come back. */
+export async function queryOnConnection(conn: Connection, statements: readonly string[], ctx: StepServiceContext): Promise<QueryStepResult> {
+  if (ctx.signal.aborted) throw cancelled();
+  const target = openTarget(conn);
+  const work = async (): Promise<QueryStepResult> => {
+    const session = await target.open();
+    const onAbort = () => void target.cancel(session.cancelKey).catch(() => {});
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const r = await runQueryStatements(session, statements, ctx.log, { keepLast: true });
+      return { columns: r.last?.columns ?? [], rows: r.last?.rows ?? [], count: r.last?.count ?? 0 };
+    } catch (err) {
+      if (ctx.signal.aborted) throw new EngineError('cancelled', 'cancelled', err);
+      throw err;
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      await session.close().catch(() => {});
+    }
+  };
+  try {
+    return conn.type === 'duckdb' ? await duckdbActor(conn.path).run(work, { signal: ctx.signal }) : await work();
+  } finally {
+    await target.close().catch(() => {});
+  }
+}
+
+const LABEL: Record<Level, string> = { trace: 'TRC', debug: 'DBG', info: 'INF', warn: 'WRN', error: 'ERR' };
+
+/** A Logger writing `<LVL> <message>` lines (info and above) into a step's output. */
+export function stepLogger(log: (line: string) => void, min: Level = 'info'): Logger {
+  const order: Level[] = ['trace', 'debug', 'info', 'warn', 'error'];
+  const enabled = (l: Level) => order.indexOf(l) >= order.indexOf(min);
+  return {
+    enabled,
+    log: (level, message) => {
+      if (enabled(level)) log(`${LABEL[level]} ${message}`);
+    },
+  };
+}
+
+/** `{path, target, command, ...rest}`: the step state's key order (build.md §16.2). */
+function withCommand(payload: object, command: string): Record<string, Value> {
+  const { path, target, ...rest } = payload as Record<string, unknown>;
+  return { path, target, command, ...rest } as Record<string, Value>;
+}
+
+function listState(p: PreparedBuild, fullRefresh: boolean): Record<string, Value> {
+  const withTarget = p.targetName !== '';
+  const results = p.selected.map((n) => ({
+    name: n.name,
+    type: n.kind === 'seed' ? 'seed' : 'model',
+    mode: n.kind === 'seed' ? 'full-refresh' : resolvedMode(n, fullRefresh),
+    file: n.source.file,
+    ...(withTarget ? { table: n.source.naming.fullName } : {}),
+  }));
+  return { path: p.root, target: p.targetName, command: 'list', results, total: results.length, ok: results.length, failed: 0, skipped: 0 };
+}
+
+function compileState(p: PreparedBuild, fullRefresh: boolean): Record<string, Value> {
+  const nodes = p.selected.map((n) => compileNodeJson(n, fullRefresh)) as Value[];
+  return { path: p.root, target: p.targetName, command: 'compile', order: p.selected.map((n) => n.name), nodes, results: nodes, total: nodes.length, ok: nodes.length, failed: 0, skipped: 0 };
+}
+
+export interface BuildServiceDeps {
+  /** The host's connections: the build's target resolves here (the daemon's project connections). */
+  readonly connections?: ConnectionRegistry;
+  /** What model hooks run with (the pipeline's options). */
+  readonly pipeline: PipelineOptions;
+  /** SERVICE_STATE location for incremental watermarks. */
+  readonly state?: string;
+  /** `${NAME}` in model hooks, after the step's `env`. */
+  readonly vars?: VarLookup;
+}
+
+/** Runs one build step in-process (api.md §6.4.4, build.md §16). */
+export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceContext & { readonly hooks: ModelHookScope }, deps: BuildServiceDeps): Promise<BuildStepResult> {
+  const logger = stepLogger(ctx.log);
+  const command = step.command;
+  const req: BuildRequest = {
+    verb: command,
+    path: step.dir,
+    target: step.target,
+    select: step.select ?? [],
+    exclude: step.exclude ?? [],
+    schema: step.schema,
+    prod: step.prod,
+    vars: step.vars,
+    recursive: step.recursive,
+    fullRefresh: step.full_refresh ?? false,
+    stepEnv: step.env,
+    ...(deps.connections ? { connections: deps.connections } : {}),
+  };
+  const fullRefresh = step.full_refresh ?? false;
+  const range = step.range === undefined ? undefined : parseRangeFlag(step.range);
+  const threads = step.threads === undefined || step.threads < 1 ? 4 : step.threads;
+  const empty = (path: string, target: string) => withCommand(runPayload(path, target, []), command);
+
+  const execute = async (p: PreparedBuild): Promise<{ state: Record<string, Value>; payload?: RunPayload; failure?: string }> => {
+    if (command === 'list') return { state: listState(p, fullRefresh) };
+    if (command === 'compile') return { state: compileState(p, fullRefresh) };
+    const hooks: ModelHooks = (phase, task, signal) =>
+      runModelHooks(phase, task, signal, {
+        options: deps.pipeline,
+        env: { ...p.compiled.env.vars },
+        vars: (name) => (step.env !== undefined && Object.prototype.hasOwnProperty.call(step.env, name) ? step.env[name] : deps.vars?.(name)),
+        targetName: p.targetName,
+        shared: ctx.hooks,
+        log: ctx.log,
+      });
+    let actorCancel: (() => void) | undefined;
+    const onAbort = () => actorCancel?.();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const ex = await executeBuild(p, {
+        verb: command,
+        fullRefresh,
+        noSeeds: step.no_seeds ?? false,
+        threads,
+        failFast: step.fail_fast ?? false,
+        ...(range ? { range } : {}),
+        logger,
+        logLevel: 'info',
+        ...(deps.state ? { state: deps.state } : {}),
+        hooks,
+        beforeStart: ({ actor }) => {
+          actorCancel = () => actor.cancel();
+          actor.events.on('node.start', (e) => logger.log('info', `[${e.index}/${e.total}] ${e.node.table} (${nodeKind(e.node)}) START`));
+          actor.events.on('node.finish', (e) =>
+            logger.log(e.status === 'error' ? 'error' : 'info', `[${e.index}/${e.total}] ${e.node.table} (${nodeKind(e.node)}) ${e.status === 'error' ? `FAIL: ${e.error?.message ?? ''}` : e.status === 'skipped' ? 'SKIP' : 'OK'}`),
+          );
+          if (ctx.signal.aborted) actor.cancel();
+        },
+      });
+      if (ctx.signal.aborted) throw cancelled();
+      const payload = runPayload(p.root, p.targetName, ex.records);
+      logger.log('info', `build ${command}: ${payload.ok} ok, ${payload.failed} failed, ${payload.skipped} skipped`);
+      return { state: withCommand(payload, command), payload, ...(payload.failed > 0 ? { failure: failureSummary(ex.records) } : {}) };
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  };
+
+  let plan;
+  try {
+    plan = planProjects(req);
+  } catch (err) {
+    return { state: empty(step.dir, step.target ?? ''), failure: errorChain(err) };
+  }
+  if (plan.mode === 'single') {
+    let prepared: PreparedBuild;
+    try {
+      prepared = prepareBuild(req, logger);
+    } catch (err) {
+      return { state: empty(plan.root, step.target ?? ''), failure: errorChain(err) };
+    }
+    const r = await execute(prepared);
+    return r.failure === undefined ? { state: r.state } : { state: r.state, failure: r.failure };
+  }
+
+  // §17 independent sub-projects: one after another, a child that failed to load runs nothing.
+  const subs: Record<string, Value>[] = [];
+  const fatals: string[] = [];
+  const all: RunPayload['results'][number][] = [];
+  for (const r of prepareSubProjects(req, plan.root, plan.children, logger)) {
+    if (ctx.signal.aborted) throw cancelled();
+    if (!r.prepared) {
+      const msg = errorChain(r.error);
+      subs.push({ ...runPayload(r.path, '', []), error: msg } as unknown as Record<string, Value>);
+      fatals.push(`could not compile sub-project ${r.dir}: ${msg}`);
+      continue;
+    }
+    try {
+      const ex = await execute(r.prepared);
+      const { command: _c, ...rest } = ex.state;
+      subs.push({ path: rest.path!, target: rest.target!, error: '', ...rest });
+      if (ex.payload) all.push(...ex.payload.results);
+      if (ex.failure !== undefined) fatals.push(`could not execute sub-project ${r.dir}: ${ex.failure}`);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const msg = errorChain(err);
+      subs.push({ ...runPayload(r.path, r.prepared.targetName, []), error: msg } as unknown as Record<string, Value>);
+      fatals.push(`could not execute sub-project ${r.dir}: ${msg}`);
+    }
+  }
+  const agg = runPayload(plan.root, step.target ?? '', all);
+  const listLike = command === 'list' || command === 'compile';
+  const total = listLike ? subs.reduce((a, s) => a + (typeof s.total === 'number' ? s.total : 0), 0) : agg.total;
+  const state: Record<string, Value> = {
+    path: plan.root,
+    target: step.target ?? '',
+    command,
+    sub_projects: subs,
+    total,
+    ok: listLike ? total : agg.ok,
+    failed: listLike ? 0 : agg.failed,
+    skipped: listLike ? 0 : agg.skipped,
+    ...(listLike ? {} : { rows: agg.rows, bytes: agg.bytes, ok_names: agg.ok_names }),
+  };
+  return fatals.length > 0 ? { state, failure: fatals.join('; ') } : { state };
+}
