@@ -28,6 +28,7 @@ function program() {
   prog.command('jobs <list|get|run> [id]', 'API client: jobs of the token\'s project');
   prog.command('execs <list|get|log|cancel> [id]', 'API client: executions');
   prog.command('files <list|get|save> [name]', 'API client: project files');
+  prog.command('git pull', 'API client: sync the project tree from its git branch now');
   return prog;
 }
 
@@ -54,7 +55,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     }
     return buildCommand(args, io);
   }
-  if (group === 'jobs' || group === 'execs' || group === 'files' || (group === 'conns' && (rest.includes('--remote') || (process.env.SERVICE_PLATFORM_HOST ?? '') !== ''))) {
+  if (group === 'jobs' || group === 'execs' || group === 'files' || group === 'git' || (group === 'conns' && (rest.includes('--remote') || (process.env.SERVICE_PLATFORM_HOST ?? '') !== ''))) {
     return remoteCommand(group, rest.filter((a) => a !== '--remote'), io);
   }
   if (group === 'serve') {

@@ -1,6 +1,6 @@
 /**
  * API client commands (api.md §9.1) — message producers over HTTP:
- * `service jobs|execs|files …` and `service conns … --remote` (plain
+ * `service jobs|execs|files|git …` and `service conns … --remote` (plain
  * `service conns` works on this machine's connections without a daemon;
  * with SERVICE_PLATFORM_HOST set or `--remote` it asks the daemon).
  * Output is a table, or the response body with `-o json`.
@@ -30,6 +30,7 @@ const COMMANDS: Readonly<Record<string, string | undefined>> = {
   'execs list': undefined, 'execs get': 'EXEC_ID', 'execs log': 'EXEC_ID', 'execs cancel': 'EXEC_ID',
   'files list': undefined, 'files get': 'NAME', 'files save': 'NAME',
   'conns list': undefined, 'conns test': 'NAME',
+  'git pull': undefined,
 };
 
 /**
@@ -216,6 +217,20 @@ export async function remoteCommand(group: string, argv: readonly string[], io: 
         }
         io.err(`${body.error}\n`);
         return 1;
+      }
+      case 'git pull': {
+        const body = (await api.post('/project/git/pull', {})) as {
+          pulled: boolean; sha: string; created: number; updated: number; deleted: number;
+          created_files: Row[]; updated_files: Row[]; deleted_file_names: string[]; invalid_files: { name: string; problems: Row[] }[];
+        };
+        show(body, () => [
+          `pulled=${body.pulled} sha=${body.sha} created=${body.created} updated=${body.updated} deleted=${body.deleted}\n`,
+          ...body.created_files.map((f) => `created ${String(f.name)}\n`),
+          ...body.updated_files.map((f) => `updated ${String(f.name)}\n`),
+          ...body.deleted_file_names.map((n) => `deleted ${n}\n`),
+          ...body.invalid_files.flatMap((f) => f.problems.map((pr) => `invalid ${f.name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`)),
+        ].join(''));
+        return 0;
       }
       default:
         io.err(`error: unknown command "service ${key.trim()}"\nRun 'service --help' for usage.\n`);
