@@ -44,9 +44,11 @@ test('row 2: GET /openapi.json is OpenAPI 3.1 with the authenticated paths and s
   assert.equal(doc.openapi, '3.1.0');
   assert.equal(doc.info.title, 'service project API');
   assert.deepEqual(doc.components.securitySchemes.projectToken, { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' });
-  // /project/git/pull belongs to the git helper; every other authenticated path is served here.
-  const missing = AUTHENTICATED_PATHS.filter((p) => !(p in doc.paths));
-  assert.deepEqual(missing.filter((p) => p !== '/project/git/pull'), []);
+  assert.equal(AUTHENTICATED_PATHS.length, 18);
+  assert.deepEqual(AUTHENTICATED_PATHS.filter((p) => !(p in doc.paths)), []);
+  for (const p of AUTHENTICATED_PATHS) assert.deepEqual(Object.values(doc.paths[p]).map((op: any) => op.security), [[{ projectToken: [] }]], p);
+  assert.deepEqual(Object.keys(doc.paths).sort(), [...AUTHENTICATED_PATHS, '/health', '/openapi.json'].sort());
+  assert.deepEqual(doc.paths['/project/git/pull'].post.requestBody.content['application/json'].schema, { type: 'object', properties: {}, additionalProperties: false });
   const save = doc.paths['/project/file/save'].post.requestBody.content['application/json'].schema;
   assert.equal(save.additionalProperties, false);
   assert.equal(save.properties.file.additionalProperties, false);

@@ -1,8 +1,8 @@
 /**
  * The daemon's HTTP API in-process for tests: a fresh temp data dir, a
  * SQLite state store, two projects (`acme` and `beta`) with a token each,
- * the real ProjectService and ExecutionService (worker pool + line router),
- * and the Koa app on an ephemeral port. `request()` speaks JSON with acme's
+ * the real ProjectService, ExecutionService (worker pool + line router) and
+ * GitSync, and the Koa app on an ephemeral port. `request()` speaks JSON with acme's
  * token unless told otherwise. Call `close()` in `after`: it stops the
  * executions, the pool, the server and removes the temp dir.
  */
@@ -17,11 +17,13 @@ import { ExecutionService } from '../../actors/daemon/executions.js';
 import { TaskPool } from '../../actors/pool.js';
 import { loadConnections, readEnvFile } from '../../engine/connections/index.js';
 import type { Logger } from '../../engine/log.js';
+import { GitSync } from '../../engine/git/index.js';
 import { ProjectService, projectPaths } from '../../engine/projects/index.js';
 import { sha256hex } from '../../engine/state/ids.js';
 import { openSqliteStore } from '../../engine/state/sqlite-store.js';
 import type { StateStore } from '../../engine/state/store.js';
 import { createApp } from '../../http/app.js';
+import { gitRoutes } from '../../http/routes/git.js';
 import { apiRoutes } from '../../http/routes/index.js';
 
 export const API_VERSION = '1.0.0';
@@ -53,6 +55,8 @@ export interface ApiServer {
   readonly acme: { readonly id: string; readonly token: string; readonly root: string; readonly envFile: string };
   readonly beta: { readonly id: string; readonly token: string; readonly root: string; readonly envFile: string };
   readonly executions: ExecutionService;
+  /** The git pull behind `POST /project/git/pull` (as the daemon wires it). */
+  readonly git: GitSync;
   readonly logs: string[];
   request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', pathAndQuery: string, options?: RequestOptions): Promise<ApiResponse>;
   close(): Promise<void>;
@@ -65,6 +69,8 @@ export interface ApiServerOptions {
   readonly hostEnv?: string;
   /** `--allow-command-steps` (api.md §8); default off, as in the §11 fixture. */
   readonly allowCommandSteps?: boolean;
+  /** The git fetch time limit (default §10's 120 s). */
+  readonly gitFetchTimeoutMs?: number;
 }
 
 export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServer> {
@@ -111,8 +117,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     },
     lines,
   });
+  const git = new GitSync({ dataDir, store, scope: (id) => projects.scope(id), logger, fetchTimeoutMs: options.gitFetchTimeoutMs });
   const app = createApp({
-    routes: apiRoutes({ version: API_VERSION, store, projects, executions, connections }),
+    routes: apiRoutes({ version: API_VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) }),
     projectForDigest: (digest) => store.projectIdForToken(digest),
     logger,
   });
@@ -142,6 +149,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     acme,
     beta,
     executions,
+    git,
     logs,
     request,
     async close() {
