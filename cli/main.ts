@@ -12,6 +12,7 @@ import { buildHelp, commandHelp } from './build/help.js';
 import { connsList, connsTest } from './conns.js';
 import { projectCommand, tokenCommand } from './operator.js';
 import { remoteCommand } from './remote.js';
+import { runFileCommand } from './run-file.js';
 import { serveCommand } from './serve.js';
 import { VERSION } from './version.js';
 import { printUsageError, processIo, type Io } from './io.js';
@@ -22,6 +23,7 @@ function program() {
   prog.command('build <command> [path]', 'Compile and run SQL models: run, list, test, compile').example('build run examples/shop');
   prog.command('conns list', 'List the connections this machine knows (name, type, kind, source)').option('-o', 'output: table or json', 'table');
   prog.command('conns test <name>', 'Connect with a 10 s timeout and run select 1 (--remote or SERVICE_PLATFORM_HOST: ask the daemon)');
+  prog.command('run <file>', 'Run a job file (replication, pipeline, monitor, query) locally, without a daemon').option('--json', 'print the execution and its tasks or steps as JSON').option('--var', 'K=V run variable (repeatable)').option('--allow-command-steps', 'let pipeline command steps run');
   prog.command('serve', 'Run the daemon: HTTP API, scheduler and executions').option('--port', 'TCP port', 8080).option('--host', 'bind address', '127.0.0.1').option('--data-dir', 'data directory').option('--state', 'SQLite path or postgres URL').option('--max-running', 'executions at once', 4).option('--grace-period', 'shutdown wait', '60s');
   prog.command('project <create|update|list> [name]', 'Operator: manage projects in the state store');
   prog.command('token create', 'Operator: print a new project token once (--project NAME)');
@@ -69,6 +71,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       throw err;
     }
   }
+  if (group === 'run') return runFileCommand(rest, io);
   if (group === 'project') return projectCommand(rest, io);
   if (group === 'token') return tokenCommand(rest, io);
   if (group === 'conns') {

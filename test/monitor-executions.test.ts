@@ -38,7 +38,9 @@ before(async () => {
     create table shop.customers (id int, name text);
     insert into shop.customers values (10, 'ada'), (11, 'bob');
     create table shop.legacy (id int);
-    create table shop.load_tmp (id int);`);
+    create table shop.load_tmp (id int);
+    create schema slow;
+    create view slow.v as select 1 as x from pg_sleep(60);`);
   api = await startApiServer({ acmeEnv: fixtureEnv(db.url) });
   lakeFile = path.join(path.dirname(api.acme.envFile), 'lake.duckdb');
 });
@@ -183,6 +185,29 @@ test('an unknown or unreachable connection fails the execution before any task',
   assert.equal(broken.exec.status, 'error');
   assert.match(broken.exec.error, /^could not connect to 'BROKEN'/);
   assert.ok(!broken.exec.error.includes('s3cret-pw'));
+});
+
+test('cancelling a running monitor stops its statement in the database', async (t) => {
+  const a = await ready(t);
+  if (!a) return;
+  const saved = await a.request('POST', '/project/file/save', { body: { file: { name: 'monitors/slow.yaml', body: 'connection: WAREHOUSE\nobjects:\n  slow.v:\n' } } });
+  const started = await a.request('POST', '/project/job/run', { body: { job_id: saved.body.default_job_id } });
+  const execId = started.body.exec_id;
+  const sleeping = async () => {
+    const c = new pg.Client({ connectionString: db!.url });
+    await c.connect();
+    try {
+      return (await c.query("select count(*)::int as n from pg_stat_activity where datname = $1 and query like '%COUNT(*)%slow%' and pid <> pg_backend_pid()", [db!.name])).rows[0].n as number;
+    } finally {
+      await c.end();
+    }
+  };
+  await eventually(async () => ((await sleeping()) > 0 ? true : undefined), 10_000, 'the monitor statement to start');
+  const cancel = await a.request('POST', '/execution/cancel', { body: { exec_id: execId } });
+  assert.deepEqual(cancel.body, { exec_id: execId, status: 'cancelled' });
+  await eventually(async () => ((await sleeping()) === 0 ? true : undefined), 5_000, 'the statement to be cancelled');
+  const tasks = (await a.request('POST', '/execution/replication-tasks', { body: { exec_id: execId, exclude_output: true } })).body.tasks;
+  assert.deepEqual(tasks.map((x: any) => [x.stream_name, x.status]), [['slow.v', 'cancelled']]);
 });
 
 test('a DuckDB monitor: "*" column metrics on every column, typed min/max, fresh data is success', async (t) => {
