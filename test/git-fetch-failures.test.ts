@@ -7,11 +7,11 @@
 // git.last_error, and leave the tree exactly as it was.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { startApiServer, type ApiServer } from './helpers/api-server.js';
-import { createGitRemote, startHttpGitServer, type GitRemoteRepo, type HttpGitServer } from './helpers/git-remote.js';
+import { createGitRemote, startHttpGitServer, treeSnapshot, type GitRemoteRepo, type HttpGitServer } from './helpers/git-remote.js';
 
 const USER = 'alice';
 const PASSWORD = 'pw-Secret-4711';
@@ -27,15 +27,6 @@ const gitOf = async () => (await api.request('GET', '/project/get')).body.git;
 const configure = (url: string) => api.store.updateProjectGit(api.acme.id, { url, branch: 'main', enabled: true, poll_interval: 0, last_sha: null, last_pull: null, last_error: null });
 const envFile = (user: string | null, password: string | null) =>
   writeFile(api.acme.envFile, ['env:', ...(user ? [`  GIT_USERNAME: ${user}`] : []), ...(password ? [`  GIT_PASSWORD: ${password}`] : []), ''].join('\n'));
-
-async function tree(): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await readdir(api.acme.root, { recursive: true, withFileTypes: true })) {
-    const rel = path.relative(api.acme.root, path.join(e.parentPath, e.name));
-    out[rel] = e.isFile() ? await readFile(path.join(api.acme.root, rel), 'utf8') : '<dir>';
-  }
-  return out;
-}
 
 /** Nothing the client or the logs can see holds a password. */
 function assertNoSecrets(...texts: unknown[]) {
@@ -81,14 +72,14 @@ test('credentials from the project env file (GIT_USERNAME / GIT_PASSWORD) with a
 
 test('a refused login is 502 git fetch failed, with the credentials stripped from the message, the store and the log', async () => {
   await envFile(USER, WRONG);
-  const before = await tree();
+  const before = await treeSnapshot(api.acme.root);
   const res = await pull();
   assert.equal(res.status, 502);
   assert.equal(res.body.code, 'internal');
   assert.match(res.body.error, /^git fetch failed: .*Authentication failed/);
   const git = await gitOf();
   assert.equal(git.last_error, res.body.error);
-  assert.deepEqual(await tree(), before);
+  assert.deepEqual(await treeSnapshot(api.acme.root), before);
   // The same with the wrong password inside the URL.
   await envFile(null, null);
   await api.store.updateProjectGit(api.acme.id, { url: server.url('shop.git').replace('http://', `http://${USER}:${WRONG}@`) });
@@ -103,14 +94,14 @@ test('the remote disappears in the middle of the pack: 502, the tree and last_sh
   await envFile(USER, PASSWORD);
   assert.equal((await pull()).status, 200);
   const synced = (await gitOf()).last_sha;
-  const before = await tree();
+  const before = await treeSnapshot(api.acme.root);
   const sha = await remote.commit({ 'README.md': 'shop v2\n', 'big.bin': Buffer.alloc(256 * 1024, 7), 'env.txt': null });
   server.mode = 'cut-pack';
   const res = await pull();
   assert.equal(res.status, 502, JSON.stringify(res.body));
   assert.match(res.body.error, /^git fetch failed: /);
   assert.match(res.body.error, /transfer closed|unexpected disconnect/, 'cut off in the middle of the pack');
-  assert.deepEqual(await tree(), before);
+  assert.deepEqual(await treeSnapshot(api.acme.root), before);
   const git = await gitOf();
   assert.equal(git.last_sha, synced);
   assert.equal(git.last_error, res.body.error);

@@ -5,7 +5,7 @@
 // crash half-way through an apply, rolled back by the next pull.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ProjectTree } from '../engine/files/project-tree.js';
@@ -14,7 +14,7 @@ import type { TreeEntry } from '../engine/git/git-mirror.js';
 import { blobOid } from '../engine/git/local-files.js';
 import { planPull, type LocalState } from '../engine/git/pull-plan.js';
 import { recoverInterruptedPull, TreeTransaction } from '../engine/git/tree-transaction.js';
-import { git } from './helpers/git-remote.js';
+import { git, treeSnapshot } from './helpers/git-remote.js';
 
 const oid = (text: string) => blobOid(Buffer.from(text), 40);
 const file = (p: string, text: string, mode = '100644'): TreeEntry => ({ path: p, mode, oid: oid(text) });
@@ -102,15 +102,6 @@ test('credentials are stripped from messages: URL userinfo, the password anywher
   assert.equal(stripCredentials('git fetch failed at https://git@host/x.git', short), 'git fetch failed at https://***@host/x.git');
 });
 
-async function snapshot(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await readdir(root, { recursive: true, withFileTypes: true })) {
-    const rel = path.relative(root, path.join(e.parentPath, e.name));
-    out[rel] = e.isFile() ? await readFile(path.join(root, rel), 'utf8') : '<dir>';
-  }
-  return out;
-}
-
 test('tree transaction: a crash half-way through an apply is rolled back by the next pull (journal on disk), exactly', async (t) => {
   const base = await mkdtemp(path.join(os.tmpdir(), 'git-tx-'));
   t.after(() => rm(base, { recursive: true, force: true }));
@@ -122,7 +113,7 @@ test('tree transaction: a crash half-way through an apply is rolled back by the 
   await writeFile(path.join(root, 'a-upd.txt'), 'old\n');
   await writeFile(path.join(root, 'del/x.txt'), 'x\n');
   await writeFile(path.join(root, 'keep.txt'), 'keep\n');
-  const before = await snapshot(root);
+  const before = await treeSnapshot(root);
   const tree = new ProjectTree(root);
   const content: Record<string, string> = { [oid('new\n')]: 'new\n', [oid('n\n')]: 'n\n', [oid('e\n')]: 'e\n' };
   const plan = {
@@ -141,14 +132,14 @@ test('tree transaction: a crash half-way through an apply is rolled back by the 
     if (content[o] === undefined) throw new Error('killed');
     return Buffer.from(content[o]);
   }), /killed/);
-  const during = await snapshot(root);
+  const during = await treeSnapshot(root);
   assert.equal(during['a-upd.txt'], 'new\n');
   assert.equal(during['new/deep/n.txt'], 'n\n');
   assert.equal(during['del/x.txt'], undefined);
   assert.equal(during['del'], undefined, 'the emptied directory went with the delete');
 
   assert.equal(await recoverInterruptedPull(tree, gitDir), true);
-  assert.deepEqual(await snapshot(root), before);
+  assert.deepEqual(await treeSnapshot(root), before);
   assert.deepEqual(await readdir(gitDir), [], 'journal and backups removed');
   assert.equal(await recoverInterruptedPull(tree, gitDir), false);
 });
@@ -168,6 +159,6 @@ test('tree transaction: recovery keeps what changed after the crash (an API save
   await writeFile(path.join(root, 'c.txt'), 'saved by the API\n');
   await writeFile(path.join(root, 'u.txt'), 'saved too\n');
   assert.equal(await recoverInterruptedPull(tree, gitDir), true);
-  assert.deepEqual(await snapshot(root), { 'c.txt': 'saved by the API\n', 'u.txt': 'saved too\n' });
+  assert.deepEqual(await treeSnapshot(root), { 'c.txt': 'saved by the API\n', 'u.txt': 'saved too\n' });
   assert.equal(await stat(path.join(gitDir, 'service-pull')).then(() => true, () => false), false);
 });

@@ -15,7 +15,7 @@ import { blobOid } from '../engine/git/local-files.js';
 import { TreeTransaction } from '../engine/git/tree-transaction.js';
 import { projectPaths } from '../engine/projects/index.js';
 import { JOB_ID, startApiServer, TIME, type ApiServer } from './helpers/api-server.js';
-import { createGitRemote, type GitRemoteRepo } from './helpers/git-remote.js';
+import { createGitRemote, treeSnapshot, type GitRemoteRepo } from './helpers/git-remote.js';
 
 let api: ApiServer;
 let remote: GitRemoteRepo;
@@ -35,22 +35,6 @@ const save = (name: string, body: string) => api.request('POST', '/project/file/
 const names = (files: { name: string }[]) => files.map((f) => f.name);
 const onDisk = (name: string) => readFile(path.join(api.beta.root, name), 'utf8');
 const exists = (name: string) => lstat(path.join(api.beta.root, name)).then(() => true, () => false);
-
-/** Every entry under the project root: directories as `name/`, files with their content. */
-async function snapshot(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (rel: string) => {
-    for (const e of await readdir(path.join(root, rel), { withFileTypes: true })) {
-      const name = rel === '' ? e.name : `${rel}/${e.name}`;
-      if (e.isDirectory()) {
-        out[`${name}/`] = '';
-        await walk(name);
-      } else out[name] = await readFile(path.join(root, name), 'utf8');
-    }
-  };
-  await walk('');
-  return out;
-}
 
 before(async () => {
   api = await startApiServer();
@@ -261,14 +245,14 @@ test('five simultaneous pulls: exactly one pulled true, the others wait and repo
 
 test('a pull that fails half-way (a remote directory where the tree has a file) leaves the tree exactly as it was', async () => {
   assert.equal((await save('blocked', 'a local file in the way\n')).status, 200);
-  const before = await snapshot(api.beta.root);
+  const before = await treeSnapshot(api.beta.root);
   const lastSha = (await gitOf()).last_sha;
   // Sorted work: the delete runs first, then aaa.txt (created), README.md (updated), then blocked/inner.txt fails.
   await remote.commit({ 'aaa.txt': 'new\n', 'README.md': '# beta, fourth\n', 'plain.txt': null, 'blocked/inner.txt': 'inner\n' });
   const res = await pull();
   assert.equal(res.status, 409);
   assert.deepEqual(res.body, { error: '"blocked" is not a directory', code: 'conflict' });
-  assert.deepEqual(await snapshot(api.beta.root), before);
+  assert.deepEqual(await treeSnapshot(api.beta.root), before);
   const git = await gitOf();
   assert.equal(git.last_sha, lastSha);
   assert.equal(git.last_error, '"blocked" is not a directory');
@@ -285,7 +269,7 @@ test('a pull that fails half-way (a remote directory where the tree has a file) 
 });
 
 test('a pull interrupted by a crash (journal left on disk) is rolled back by the next pull before it fetches', async () => {
-  const before = await snapshot(api.beta.root);
+  const before = await treeSnapshot(api.beta.root);
   const gitDir = projectPaths(api.dataDir, api.beta.id).git;
   const tree = new ProjectTree(api.beta.root);
   const tx = await TreeTransaction.begin(tree, gitDir, {
@@ -302,6 +286,6 @@ test('a pull interrupted by a crash (journal left on disk) is rolled back by the
   const res = await pull();
   assert.equal(res.status, 200);
   assert.equal(res.body.pulled, false);
-  assert.deepEqual(await snapshot(api.beta.root), before);
+  assert.deepEqual(await treeSnapshot(api.beta.root), before);
   assert.ok(api.logs.some((l) => l.includes(`git pull of project ${api.beta.id}: rolled back an interrupted pull`)));
 });

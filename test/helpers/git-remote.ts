@@ -9,7 +9,7 @@
 import { execFile, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -59,6 +59,16 @@ export async function createGitRemote(base: string, name = 'remote'): Promise<Gi
       return (await git(work, 'rev-parse', 'HEAD')).trim();
     },
   };
+}
+
+/** Every entry under `root` by relative name: file content, or `<dir>` for a directory (to compare a tree before and after). */
+export async function treeSnapshot(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const e of await readdir(root, { recursive: true, withFileTypes: true })) {
+    const rel = path.relative(root, path.join(e.parentPath, e.name));
+    out[rel] = e.isDirectory() ? '<dir>' : await readFile(path.join(root, rel), 'utf8');
+  }
+  return out;
 }
 
 export type HttpRemoteMode = 'serve' | 'cut-pack' | 'hang';
