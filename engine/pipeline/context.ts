@@ -72,7 +72,7 @@ export function stepHelpers(scope: EvalScope, vars: VarLookup): Pick<StepContext
     text: (s) => renderText(s, scope, vars),
     typed: (s) => renderTyped(s, scope, vars),
     deep: (v, typed) => renderDeep(v, scope, vars, typed),
-    expression: (s) => expressionText(s, vars),
+    expression: (s) => expressionText(s, vars, scope),
   };
 }
 

@@ -81,7 +81,8 @@ export function modelScope(task: ModelTask): Record<string, Value> {
 export async function runModelHooks(phase: HookPhase, task: ModelTask, signal: AbortSignal, o: ModelHookOptions): Promise<void> {
   const entries = phase === 'start' ? task.config.hooks.start : task.config.hooks.end;
   if (entries.length === 0) return;
-  const steps = entries.map((e, i) => parseHook(e, phase, i, task.name, o.options));
+  // Each entry is parsed on its own: its position among the hooks names it (`step_<n>`).
+  const steps = entries.map((e, i) => ({ ...parseHook(e, phase, i, task.name, o.options), position: i + 1 }) as PipelineStep);
   const now = o.options.now?.() ?? new Date();
   const result = await runPipeline({
     steps,
