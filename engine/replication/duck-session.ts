@@ -1,0 +1,98 @@
+/**
+ * A DuckDB connection as one replication task uses it: the connection of a
+ * database file's actor (main thread), or a task-local in-memory instance
+ * (worker threads, file sources and targets). Statements check the task's
+ * signal first; an interrupted statement fails with `cancelled`.
+ *
+ * The task-local instance never opens a database file: file readers and
+ * writers run in memory, spilling to the task's temp directory past
+ * `memory_limit`, so exporting a large table keeps memory bounded.
+ */
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { EngineError } from '../errors.js';
+import { messageOf } from './pg-session.js';
+
+export class DuckSession {
+  constructor(
+    readonly conn: DuckDBConnection,
+    readonly signal: AbortSignal,
+  ) {}
+
+  translate(err: unknown): EngineError {
+    if (err instanceof EngineError) return err;
+    const message = messageOf(err);
+    if (this.signal.aborted || /^INTERRUPT Error/.test(message)) return new EngineError('cancelled', 'cancelled');
+    return new EngineError('node', message);
+  }
+
+  check(): void {
+    if (this.signal.aborted) throw new EngineError('cancelled', 'cancelled');
+  }
+
+  /** Runs one statement; resolves to the rows it changed (DML) or returned. */
+  async run(sql: string): Promise<number> {
+    this.check();
+    try {
+      const r = await this.conn.run(sql);
+      return Number(r.rowsChanged);
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  async rows(sql: string): Promise<unknown[][]> {
+    this.check();
+    try {
+      return (await this.conn.runAndReadAll(sql)).getRowsJS() as unknown[][];
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  async cleanup(sql: string): Promise<void> {
+    await this.conn.run(sql).catch(() => {});
+  }
+
+  /** Text lines of a one-column query, joined per DuckDB chunk (≈2048 rows). */
+  async *lines(sql: string): AsyncGenerator<string> {
+    this.check();
+    let result;
+    try {
+      result = await this.conn.stream(sql);
+    } catch (err) {
+      throw this.translate(err);
+    }
+    for (;;) {
+      this.check();
+      let chunk;
+      try {
+        chunk = await result.fetchChunk();
+      } catch (err) {
+        throw this.translate(err);
+      }
+      if (chunk === null || chunk.rowCount === 0) return;
+      const vector = chunk.getColumnVector(0);
+      const parts: string[] = new Array(chunk.rowCount);
+      for (let i = 0; i < chunk.rowCount; i++) parts[i] = vector.getItem(i) as string;
+      yield parts.join('');
+    }
+  }
+}
+
+/**
+ * Runs `work` on a private in-memory DuckDB (never a database file), closed
+ * afterwards; aborting `signal` interrupts its statement in flight.
+ */
+export async function withMemoryDuckdb<T>(signal: AbortSignal, tempDir: string, work: (s: DuckSession) => Promise<T>): Promise<T> {
+  const instance = await DuckDBInstance.create(':memory:', { temp_directory: tempDir, memory_limit: '512MB' });
+  const conn = await instance.connect();
+  const onAbort = () => conn.interrupt();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await work(new DuckSession(conn, signal));
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    conn.closeSync();
+    instance.closeSync();
+  }
+}

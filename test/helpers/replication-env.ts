@@ -1,0 +1,98 @@
+/**
+ * A replication test environment: a fresh PostgreSQL database (WAREHOUSE,
+ * and PGTWO = the same database under a second name for PG→PG), a DuckDB
+ * file (LAKE), a file connection root (FILES), the worker pool and the log
+ * line router — what the daemon gives a replication execution.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { lineRouter, type LineRouter } from '../../actors/daemon/line-router.js';
+import { runReplicationFile, type ReplicationFileRun, type ReplicationRun } from '../../actors/daemon/replication-work.js';
+import { closeAllDuckDbActors } from '../../actors/duckdb-actor.js';
+import { TaskPool } from '../../actors/pool.js';
+import { loadConnections, type ConnectionRegistry } from '../../engine/connections/index.js';
+import type { ReplicationFile } from '../../engine/jobs/index.js';
+import { closeAllDuckdbInstances } from '../../engine/targets/index.js';
+import { createTempDatabase, type TempDatabase } from './pg.js';
+
+export interface ReplicationEnv {
+  readonly db: TempDatabase;
+  readonly dir: string;
+  readonly lake: string;
+  readonly files: string;
+  readonly pool: TaskPool;
+  readonly lines: LineRouter;
+  readonly connections: ConnectionRegistry;
+  /** Runs a replication file like an execution would (task log lines collected per stream). */
+  run(file: ReplicationFile, options?: Partial<Pick<ReplicationRun, 'streams' | 'mode' | 'vars'>> & { threads?: number; signal?: AbortSignal; start?: Date }): Promise<ReplicationFileRun & { log: string[] }>;
+  close(): Promise<void>;
+}
+
+let seq = 0;
+
+export async function replicationEnv(prefix: string): Promise<ReplicationEnv> {
+  const db = await createTempDatabase(prefix);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'service-repl-test-'));
+  const lake = path.join(dir, 'lake.duckdb');
+  const files = path.join(dir, 'files');
+  await mkdir(files, { recursive: true });
+  const envFile = path.join(dir, 'env.yaml');
+  await writeFile(envFile, [
+    'connections:',
+    `  WAREHOUSE:`,
+    `    url: ${db.url}`,
+    `  PGTWO:`,
+    `    url: ${db.url}`,
+    `  LAKE:`,
+    `    type: duckdb`,
+    `    instance: ${lake}`,
+    `  FILES:`,
+    `    type: file`,
+    `    url: file://${files}`,
+    '',
+  ].join('\n'));
+  const connections = loadConnections({ projectEnvFile: envFile, env: { SERVICE_HOME_DIR: path.join(dir, 'home') }, cwd: dir });
+  const pool = new TaskPool({ maxThreads: 2, minThreads: 0 });
+  const lines = lineRouter();
+  return {
+    db,
+    dir,
+    lake,
+    files,
+    pool,
+    lines,
+    connections,
+    async run(file, o = {}) {
+      const log: string[] = [];
+      const ac = new AbortController();
+      const r = await runReplicationFile(
+        file,
+        {
+          pool,
+          lines,
+          connections,
+          projectRoot: dir,
+          execId: `2testexec${String(++seq).padStart(18, '0')}`,
+          start: o.start ?? new Date(),
+          streams: o.streams ?? [],
+          mode: o.mode ?? null,
+          vars: o.vars ?? (() => undefined),
+          env: () => undefined,
+        },
+        o.signal ?? ac.signal,
+        (line) => log.push(line),
+        o.threads ?? 1,
+      );
+      return { ...r, log };
+    },
+    async close() {
+      await pool.destroy();
+      lines.close();
+      await closeAllDuckDbActors();
+      await closeAllDuckdbInstances();
+      await db.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
