@@ -13,6 +13,7 @@ import type { LineRouter } from './line-router.js';
 import { monitorTaskWorks } from './monitor-work.js';
 import { runPipelineExecution } from './pipeline-run.js';
 import { queryTaskWork } from './query-work.js';
+import { replicationTaskWorks } from './replication-work.js';
 import type { TaskWork } from './task-runner.js';
 
 export interface KindContext {
@@ -57,6 +58,8 @@ export const JOB_KINDS: Registry = {
   },
   // §5.1: one task per resolved object, run sequentially.
   monitor: { style: 'tasks', tasks: (file, ctx) => monitorTaskWorks(file, ctx), threads: () => 1 },
+  // §5.1: one task per stream after wildcard expansion, up to config.threads at a time.
+  replication: { style: 'tasks', tasks: (file, ctx) => replicationTaskWorks(file, ctx), threads: (ctx) => ctx.job?.config.threads ?? 1 },
 };
 
 export function kindRunner(kind: JobFile['kind']): KindRunner | undefined {

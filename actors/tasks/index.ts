@@ -7,12 +7,14 @@
 import { buildNode } from './build-node.js';
 import { ping } from './ping.js';
 import { queryRun } from './query-run.js';
+import { replicationStream } from './replication-stream.js';
 import { sleep } from './sleep.js';
 import type { PoolTask, TaskHandler } from './task-handler.js';
 
 export const taskHandlers = {
   'build.node': buildNode,
   'query.run': queryRun,
+  'replication.stream': replicationStream,
   ping,
   sleep,
 } satisfies Record<string, TaskHandler<any, unknown>>;
