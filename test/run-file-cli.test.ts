@@ -9,7 +9,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { kindRunner } from '../actors/daemon/job-kinds.js';
 import { duckdbInstance } from '../engine/targets/duckdb/instance-cache.js';
 import { runMain, withEnv } from './helpers/cli-daemon.js';
 import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
@@ -161,7 +160,7 @@ test('usage and file errors: exit 2 for usage, 1 for a missing, plain or invalid
   assert.equal(invalid.out, '');
 });
 
-test('a pipeline file runs with project files resolved against its folder (steps in the JSON), or reports that pipelines cannot run yet', async () => {
+test('a pipeline file runs with project files resolved against its folder; --json carries steps', async () => {
   const dir = await project('pipe', {
     'env.yaml': 'connections:\n  LAKE:\n    type: duckdb\n    instance: pipe.duckdb\n',
     'p.yaml': 'steps:\n  - id: hello\n    type: log\n    message: hi\n  - id: q\n    type: query\n    connection: LAKE\n    query: file://sql/answer.sql\n',
@@ -169,30 +168,32 @@ test('a pipeline file runs with project files resolved against its folder (steps
   await mkdir(path.join(dir, 'sql'));
   await writeFile(path.join(dir, 'sql', 'answer.sql'), 'select 42 as answer\n');
   const r = await serviceRun(['--json', path.join(dir, 'p.yaml')]);
+  assert.equal(r.code, 0, r.err);
   const body = JSON.parse(r.out);
   assert.deepEqual(Object.keys(body), [...EXECUTION_KEYS, 'steps']);
-  if (kindRunner('pipeline') === undefined) {
-    assert.deepEqual([r.code, body.status, body.error, body.steps], [1, 'error', 'pipeline jobs cannot run yet in this version', []]);
-  } else {
-    assert.deepEqual([r.code, body.status, body.job_type], [0, 'success', 'pipeline'], r.err);
-    assert.deepEqual(body.steps.map((s: any) => [s.step_id, s.type, s.status]), [['hello', 'log', 'success'], ['q', 'query', 'success']]);
-    assert.match(JSON.stringify(body.steps[1].state), /42/);
-    assert.match(r.err, /\[hello\] hi\n/);
-  }
+  assert.deepEqual([body.status, body.job_type], ['success', 'pipeline']);
+  assert.deepEqual(body.steps.map((s: any) => [s.step_id, s.type, s.status]), [['hello', 'log', 'success'], ['q', 'query', 'success']]);
+  assert.match(JSON.stringify(body.steps[1].state), /42/);
+  assert.match(r.err, /\[hello\] hi\n/);
 });
 
-test('a replication file runs, or reports that replications cannot run yet', async () => {
+test('a replication file with a file:// stream query runs between two DuckDB files', async () => {
   const dir = await project('repl', {
     'env.yaml': 'connections:\n  SRC:\n    type: duckdb\n    instance: src.duckdb\n  DST:\n    type: duckdb\n    instance: dst.duckdb\n',
-    'r.yaml': 'source: SRC\ntarget: DST\nstreams:\n  answer:\n    sql: select 42 as answer\n    object: main.answer\n',
+    'r.yaml': 'source: SRC\ntarget: DST\nstreams:\n  answer:\n    sql: file://sql/answer.sql\n    object: main.answer\n',
   });
+  await mkdir(path.join(dir, 'sql'));
+  await writeFile(path.join(dir, 'sql', 'answer.sql'), 'select 42 as answer\n');
   const r = await serviceRun(['--json', path.join(dir, 'r.yaml')]);
+  assert.equal(r.code, 0, r.err);
   const body = JSON.parse(r.out);
   assert.deepEqual(Object.keys(body), [...EXECUTION_KEYS, 'tasks']);
-  if (kindRunner('replication') === undefined) {
-    assert.deepEqual([r.code, body.status, body.error, body.tasks], [1, 'error', 'replication jobs cannot run yet in this version', []]);
-  } else {
-    assert.deepEqual([r.code, body.status, body.rows], [0, 'success', 1], r.err);
-    assert.deepEqual(body.tasks.map((x: any) => [x.stream_name, x.object, x.status]), [['answer', 'main.answer', 'success']]);
+  assert.deepEqual([body.job_type, body.status, body.rows], ['replication', 'success', 1]);
+  assert.deepEqual(body.tasks.map((x: any) => [x.stream_name, x.object, x.status, x.rows]), [['answer', 'main.answer', 'success', 1]]);
+  const conn = await (await duckdbInstance(path.join(dir, 'dst.duckdb'))).connect();
+  try {
+    assert.deepEqual((await conn.runAndReadAll('select answer from main.answer')).getRows().map((row) => Number(row[0])), [42]);
+  } finally {
+    conn.closeSync();
   }
 });
