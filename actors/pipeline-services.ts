@@ -11,12 +11,13 @@
  *   object with `command` after `target`, and running model hooks with the
  *   same step runner.
  */
+import { join } from 'node:path';
 import { EngineError, errorChain } from '../engine/errors.js';
 import { compileNodeJson } from '../engine/build/compile-json.js';
 import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build/prepare.js';
 import { failureSummary, runPayload, type RunPayload } from '../engine/build/run-output.js';
 import { resolvedMode } from '../engine/compile/compile.js';
-import type { Connection, ConnectionRegistry } from '../engine/connections/index.js';
+import { loadConnections, type Connection, type ConnectionRegistry } from '../engine/connections/index.js';
 import type { Level, Logger } from '../engine/log.js';
 import type { Value } from '../engine/pipeline/evaluate.js';
 import { runModelHooks } from '../engine/pipeline/hooks.js';
@@ -134,7 +135,6 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
     const hooks: ModelHooks = (phase, task, signal) =>
       runModelHooks(phase, task, signal, {
         options: deps.pipeline,
-        env: { ...p.compiled.env.vars },
         vars: (name) => (step.env !== undefined && Object.prototype.hasOwnProperty.call(step.env, name) ? step.env[name] : deps.vars?.(name)),
         targetName: p.targetName,
         shared: ctx.hooks,
@@ -230,4 +230,31 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
     ...(listLike ? {} : { rows: agg.rows, bytes: agg.bytes, ok_names: agg.ok_names }),
   };
   return fatals.length > 0 ? { state, failure: fatals.join('; ') } : { state };
+}
+
+/**
+ * Model hooks of a local `service build run` (build.md §7.1, §16.4): the
+ * same step runner, with the build project as the root for `file://`, the
+ * build's connections (the project's `env.yaml`, the host env file, the
+ * environment), a store and state shared by the run's hooks, and hook
+ * output as INF log lines. Command hooks run: the CLI is the user's own
+ * process (the daemon's `--allow-command-steps` guards the server).
+ */
+export function localModelHooks(p: PreparedBuild, logger: Logger): ModelHooks {
+  let options: PipelineOptions | undefined;
+  const shared: ModelHookScope = { store: {}, state: {} };
+  return (phase, task, signal) =>
+    runModelHooks(phase, task, signal, {
+      // Connections are read when the first hook runs: most builds have none.
+      options: (options ??= {
+        projectRoot: p.root,
+        connections: loadConnections({ projectEnvFile: join(p.root, 'env.yaml'), env: process.env }),
+        services: { query: queryOnConnection },
+        allowCommandSteps: true,
+      }),
+      vars: (name) => process.env[name],
+      targetName: p.targetName,
+      shared,
+      log: (line) => logger.log('info', line),
+    });
 }

@@ -7,6 +7,7 @@
  */
 import type { BuildActor } from '../../actors/build-run.js';
 import { executeBuild, newRunId, nodeKind } from '../../actors/build-execute.js';
+import { localModelHooks } from '../../actors/pipeline-services.js';
 import type { PreparedBuild } from '../../engine/build/prepare.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { BuildArgs } from './args.js';
@@ -45,6 +46,7 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
       logger,
       logLevel: level,
       state: process.env.SERVICE_STATE || undefined,
+      hooks: localModelHooks(p, logger),
       beforeStart: ({ actor, threads }) => {
         actorRef = actor;
         if (threads === 1 && args.threads > 1 && p.connection?.type === 'duckdb') {

@@ -24,8 +24,8 @@ export type HookPhase = 'start' | 'end';
 
 export interface ModelHookOptions {
   readonly options: PipelineOptions;
-  /** `env.*`: the build's vars (`--vars` / step `vars` included). */
-  readonly env: Readonly<Record<string, unknown>>;
+  /** `env.*`; default: the model's vars (the build's vars with `--vars` / step `vars`, merged per sub-project). */
+  readonly env?: Readonly<Record<string, unknown>>;
   readonly vars: VarLookup;
   readonly targetName: string;
   /** The enclosing pipeline's store and state; fresh ones when absent. */
@@ -87,7 +87,7 @@ export async function runModelHooks(phase: HookPhase, task: ModelTask, signal: A
   const result = await runPipeline({
     steps,
     scopes: {
-      env: { ...o.env },
+      env: { ...(o.env ?? task.recipe.vars) },
       store: o.shared?.store ?? {},
       state: o.shared?.state ?? {},
       timestamp: timestampScope(now),
