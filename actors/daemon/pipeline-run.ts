@@ -16,8 +16,12 @@ import type { PipelineFile } from '../../engine/jobs/index.js';
 import { runPipeline, type PipelineResult } from '../../engine/pipeline/runner.js';
 import { executionScope, pipelineVars, timestampScope } from '../../engine/pipeline/scopes.js';
 import type { PipelineOptions, PipelineServices, StepSink } from '../../engine/pipeline/types.js';
+import { EngineError } from '../../engine/errors.js';
 import type { ExecutionRecord, JobRecord, JsonObject, StateStore } from '../../engine/state/store.js';
 import { queryOnConnection, runBuildStep } from '../pipeline-services.js';
+import type { TaskPool } from '../pool.js';
+import type { LineRouter } from './line-router.js';
+import { loadReplicationFile, runReplicationFile } from './replication-work.js';
 
 /** What a pipeline execution needs from the daemon (a subset of job-kinds' KindContext). */
 export interface PipelineRunContext {
@@ -30,6 +34,9 @@ export interface PipelineRunContext {
   /** The project root; absent → the pipeline cannot run. */
   readonly projectRoot?: string;
   readonly allowCommandSteps?: boolean;
+  /** Replication steps run their PostgreSQL and file streams on the pool. */
+  readonly pool?: TaskPool;
+  readonly lines?: LineRouter;
 }
 
 export interface PipelineRunOutcome {
@@ -45,9 +52,14 @@ export type PipelineRunTuning = Pick<PipelineOptions, 'stepLimit' | 'retryDelayM
   readonly replication?: PipelineServices['replication'];
 };
 
-/** Step records and ordered output appends in the store; `flushed()` waits for every write. */
+/**
+ * Step records and ordered output appends in the store; `flushed()` waits for
+ * every write. The execution's rows and bytes follow the replication and
+ * build steps as they finish (§5.1).
+ */
 function storeSink(store: StateStore, execId: string, redact: (text: string) => string) {
   const chains = new Map<string, Promise<void>>();
+  const totals = { rows: 0, bytes: 0 };
   const pending = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     pending.add(p);
@@ -70,7 +82,14 @@ function storeSink(store: StateStore, execId: string, redact: (text: string) => 
       };
       // A final record waits for the step's output appended so far.
       const before = chains.get(e.stepId) ?? Promise.resolve();
-      const p = before.then(write);
+      let p = before.then(write);
+      const counts = e.state !== null && typeof e.state === 'object' && !Array.isArray(e.state) ? (e.state as Record<string, unknown>) : undefined;
+      if ((e.type === 'build' || e.type === 'replication') && e.status !== 'running' && counts !== undefined) {
+        totals.rows += typeof counts.rows === 'number' ? counts.rows : 0;
+        totals.bytes += typeof counts.bytes === 'number' ? counts.bytes : 0;
+        const now = { ...totals };
+        p = p.then(async () => void (await store.updateExecution(execId, now)));
+      }
       chains.set(e.stepId, p.catch(() => {}));
       await track(p);
     },
@@ -94,15 +113,47 @@ export async function runPipelineExecution(file: PipelineFile, ctx: PipelineRunC
   const select = exec.overrides?.select as readonly string[] | undefined;
   const { sink, flushed } = storeSink(ctx.store, exec.exec_id, (t) => ctx.connections.redact(t));
 
+  const projectRoot = ctx.projectRoot;
+  const { pool, lines } = ctx;
+  const own = (o: Readonly<Record<string, unknown>> | undefined, k: string) => o !== undefined && Object.prototype.hasOwnProperty.call(o, k);
+  // §6.4.2 replication steps: the file's streams as the replication runner runs them, without task records.
+  const replication: PipelineServices['replication'] =
+    tuning.replication ??
+    (pool && lines
+      ? async (step, c) => {
+          const file = loadReplicationFile(projectRoot, step.file, ctx.connections);
+          const r = await runReplicationFile(
+            file,
+            {
+              pool,
+              lines,
+              connections: ctx.connections,
+              projectRoot,
+              execId: exec.exec_id,
+              start: new Date(exec.start_time),
+              streams: step.streams ?? [],
+              mode: step.mode ?? null,
+              // The step's `vars` win over the run and job vars.
+              vars: (name) => (own(step.vars, name) ? String(step.vars![name]) : own(runVars, name) ? String(runVars[name]) : own(jobVars, name) ? String(jobVars[name]) : undefined),
+              env: ctx.lookup,
+              watermarks: { store: ctx.store, scope: `${exec.project_id}:${step.file}` },
+            },
+            c.signal,
+            c.log,
+            ctx.job?.config.threads ?? 1,
+          );
+          if (r.status === 'cancelled') throw new EngineError('cancelled', 'cancelled');
+          const state = { status: r.status, rows: r.rows, bytes: r.bytes, tasks: r.tasks.map((t) => ({ ...t })) };
+          return r.failure === undefined ? { state } : { state, failure: r.failure };
+        }
+      : undefined);
   const services: PipelineServices = {
     query: queryOnConnection,
     build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup }),
-    // TODO(replication): wire the replication runner (actors/daemon/replication-work.ts) here once it
-    // exposes a function running one replication file with streams/mode/vars overrides.
-    ...(tuning.replication ? { replication: tuning.replication } : {}),
+    ...(replication ? { replication } : {}),
   };
   const options: PipelineOptions = {
-    projectRoot: ctx.projectRoot,
+    projectRoot,
     connections: ctx.connections,
     services,
     allowCommandSteps: ctx.allowCommandSteps ?? false,
