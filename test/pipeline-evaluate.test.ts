@@ -185,6 +185,9 @@ test('syntax errors and limits surface as evaluation errors', () => {
   fails('1 +', /invalid expression: unexpected end of expression at 3/);
   fails("'x", /unterminated string/);
   fails('x'.repeat(4097), /longer than 4096 characters/);
+  const big = scope({ big: 'x'.repeat(9 * 1024 * 1024) });
+  fails('big + big', /string longer than 16777216 characters/, big);
+  fails("replace(big, 'x', 'xx')", /string longer than/, big);
   fails('('.repeat(70) + '1' + ')'.repeat(70), /nesting deeper than 64/);
 });
 

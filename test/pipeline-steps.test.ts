@@ -78,6 +78,9 @@ test('log, set, check: records per step, state.<id>, store, generated ids step_<
   assert.deepEqual(statuses(out), { step_1: 'success', put: 'success', step_3: 'success', step_4: 'success', ok: 'success', say: 'success' });
   assert.deepEqual(out.records.get('step_1')!.state, { message: 'hello world at 2025-03-01' });
   assert.deepEqual(out.store, { count: 3, ts: 'e1', total: 6 });
+  const self = await runText("steps:\n  - {type: set, key: a, value: 1}\n  - {type: set, key: me, value: '{store}'}\n  - {type: set, key: me2, value: '{store}'}\n  - log: '{store}'\n", ws);
+  assert.equal(self.result.status, 'success', self.result.error ?? '');
+  assert.deepEqual(self.records.get('step_4')!.state, { message: '{"a":1,"me":{"a":1},"me2":{"a":1,"me":{"a":1}}}' });
   assert.deepEqual(out.state, { put: {}, ok: { result: true }, say: { message: 'total=6 ok=true' } });
   assert.deepEqual(out.output.get('say'), ['warn: total=6 ok=true']);
   const rec = out.records.get('ok')!;

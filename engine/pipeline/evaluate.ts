@@ -45,6 +45,13 @@ export interface EvalScope {
 }
 
 const FORBIDDEN = new Set(['__proto__', 'prototype', 'constructor']);
+/** Longest string an expression may build (a `goto` loop doubling a string must not exhaust memory). */
+export const MAX_STRING_LENGTH = 16 * 1024 * 1024;
+
+function bounded(s: string): string {
+  if (s.length > MAX_STRING_LENGTH) throw new EvaluationError(`string longer than ${MAX_STRING_LENGTH} characters`);
+  return s;
+}
 const has = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 export function typeName(v: unknown): string {
@@ -213,7 +220,7 @@ const FUNCTIONS: ReadonlyMap<string, Fn> = new Map<string, Fn>([
   ['upper', (a) => (arity('upper', a, 1), str('upper', a[0]!).toUpperCase())],
   ['lower', (a) => (arity('lower', a, 1), str('lower', a[0]!).toLowerCase())],
   ['trim', (a) => (arity('trim', a, 1), str('trim', a[0]!).trim())],
-  ['replace', (a) => (arity('replace', a, 3), str('replace', a[0]!).split(str('replace', a[1]!)).join(str('replace', a[2]!)))],
+  ['replace', (a) => (arity('replace', a, 3), bounded(str('replace', a[0]!).split(str('replace', a[1]!)).join(str('replace', a[2]!))))],
   ['split', (a) => {
     arity('split', a, 2);
     const s = str('split', a[0]!);
@@ -229,7 +236,7 @@ const FUNCTIONS: ReadonlyMap<string, Fn> = new Map<string, Fn>([
     arity('join', a, 1, 2);
     const list = a[0]!;
     if (!Array.isArray(list)) throw new EvaluationError(`join() needs a list, got ${typeName(list)}`);
-    return list.map(toText).join(a.length > 1 ? str('join', a[1]!) : ',');
+    return bounded(list.map(toText).join(a.length > 1 ? str('join', a[1]!) : ','));
   }],
   ['coalesce', (a) => a.find((v) => v !== null) ?? null],
   ['keys', (a) => {
@@ -296,7 +303,12 @@ function binary(expr: Extract<Expr, { type: 'binary' }>, scope: EvalScope): Valu
     case '>=':
       return order(expr.op, a, b);
     case '+':
-      if (typeof a === 'string' || typeof b === 'string') return toText(a) + toText(b);
+      if (typeof a === 'string' || typeof b === 'string') {
+        const left = toText(a);
+        const right = toText(b);
+        if (left.length + right.length > MAX_STRING_LENGTH) throw new EvaluationError(`string longer than ${MAX_STRING_LENGTH} characters`);
+        return left + right;
+      }
       if (typeof a !== 'number' || typeof b !== 'number') throw new EvaluationError(`cannot add ${typeName(a)} and ${typeName(b)}`);
       return finite(a + b, '+');
     case '-':

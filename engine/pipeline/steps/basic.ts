@@ -34,8 +34,9 @@ function storeKey(key: string): string {
   return key;
 }
 
+/** A copy is stored, so `value: '{store}'` cannot make the store contain itself. */
 function put(store: Record<string, Value>, key: string, value: Value): void {
-  Object.defineProperty(store, storeKey(key), { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(store, storeKey(key), { value: structuredClone(value), enumerable: true, writable: true, configurable: true });
 }
 
 export async function runSet(step: SetStep, x: StepContext): Promise<Value> {

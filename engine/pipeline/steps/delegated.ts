@@ -67,9 +67,8 @@ export async function runBuild(step: BuildStep, x: StepContext, selectOverride?:
 }
 
 export async function runReplication(step: ReplicationStep, x: StepContext, modeOverride?: string): Promise<Value> {
-  // TODO(replication): the daemon passes `services.replication` once the replication runner
-  // (engine/replication + actors/daemon/replication-work.ts) exposes a function that runs one
-  // replication file with streams/mode/vars overrides and returns its tasks.
+  // The daemon provides the runner (actors/daemon/pipeline-run.ts → runReplicationFile); hosts without one
+  // (model hooks of a local build) fail the step.
   if (x.services.replication === undefined) throw new EngineError('node', NO_REPLICATION_RUNNER);
   const raw = x.text(step.path);
   const file = fileRefPath(raw) ?? raw;
