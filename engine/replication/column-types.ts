@@ -131,14 +131,16 @@ export function ddlType(source: Dialect, target: Dialect, col: SourceColumn): st
 
 /**
  * An unconstrained PostgreSQL numeric column measured on the data: the
- * widest integer part and scale seen. DECIMAL(38, scale) when it fits (room
- * for later, larger integer parts), else the column stays text.
+ * widest integer part and scale seen. DECIMAL(18, scale) when the values fit
+ * 18 digits (DuckDB keeps it in a BIGINT, whose loads are ≈20× faster than
+ * HUGEINT ones), else DECIMAL(38, scale), else the column stays text. A
+ * later value too wide for the chosen type fails the load loudly.
  */
 export function decimalFromProbe(col: SourceColumn, maxIntegerDigits: number | null, maxScale: number | null): SourceColumn {
   const scale = maxScale ?? 9;
   const digits = maxIntegerDigits ?? 1;
   if (digits + scale > MAX_DECIMAL_PRECISION) return { ...col, kind: 'text' };
-  return { ...col, precision: MAX_DECIMAL_PRECISION, scale };
+  return { ...col, precision: digits + scale <= 18 ? 18 : MAX_DECIMAL_PRECISION, scale };
 }
 
 /** True when a PostgreSQL numeric column has no declared precision (needs a probe before DuckDB DDL). */

@@ -53,7 +53,7 @@ export async function replicationEnv(prefix: string): Promise<ReplicationEnv> {
     '',
   ].join('\n'));
   const connections = loadConnections({ projectEnvFile: envFile, env: { SERVICE_HOME_DIR: path.join(dir, 'home') }, cwd: dir });
-  const pool = new TaskPool({ maxThreads: 2, minThreads: 0 });
+  const pool = new TaskPool({ maxThreads: 2, minThreads: 0, idleTimeout: 60_000 });
   const lines = lineRouter();
   return {
     db,

@@ -3,7 +3,8 @@
  * (with NULLs in every nullable column, quotes, tabs, newlines and
  * backslashes in text), and per-column checksums computed the same way on
  * PostgreSQL and DuckDB so a source and a target can be compared column by
- * column: sums for numbers, md5 of the ordered text rendering otherwise.
+ * column: sums for numbers, otherwise a sum of md5 hashes of `id:value`
+ * (order-free, so no sort per column).
  */
 import pg from 'pg';
 import { duckdbInstance } from '../../engine/targets/duckdb/instance-cache.js';
@@ -48,7 +49,7 @@ from generate_series(1, ${rows}) g`;
 
 function pgExpr(col: string, kind: Kind): string {
   const c = `"${col}"`;
-  const agg = (e: string) => `md5(string_agg(coalesce(${e}, '~'), '|' order by id))`;
+  const agg = (e: string) => `sum(('x' || substr(md5(id::text || ':' || coalesce(${e}, '~')), 1, 15))::bit(60)::bigint)::text`;
   switch (kind) {
     case 'int':
     case 'num':
@@ -59,14 +60,15 @@ function pgExpr(col: string, kind: Kind): string {
       return agg(c);
     case 'bool':
       return `count(*) filter (where ${c}) || '/' || count(${c})`;
-    case 'date':
     case 'uuid':
-    case 'time':
       return agg(`${c}::text`);
+    case 'date':
+      return `coalesce(sum(${c} - date '2000-01-01')::text, '') || '/' || count(${c})`;
+    case 'time':
+      return `coalesce(sum((extract(epoch from ${c}) * 1000000)::bigint)::text, '') || '/' || count(${c})`;
     case 'ts':
-      return agg(`to_char(${c}, 'YYYY-MM-DD HH24:MI:SS.US')`);
     case 'tstz':
-      return agg(`to_char(${c} at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')`);
+      return `coalesce(sum((extract(epoch from ${c}) * 1000000)::bigint)::text, '') || '/' || count(${c})`;
     case 'json':
       return agg(`${c}::jsonb::text`);
     case 'bytea':
@@ -78,25 +80,26 @@ function pgExpr(col: string, kind: Kind): string {
 
 function duckExpr(col: string, kind: Kind): string {
   const c = `"${col}"`;
-  const agg = (e: string) => `md5(string_agg(coalesce(${e}, '~'), '|' order by id))`;
+  const agg = (e: string) => `CAST(sum(CAST(('0x' || substr(md5(CAST(id AS VARCHAR) || ':' || coalesce(${e}, '~')), 1, 15)) AS BIGINT)) AS VARCHAR)`;
   switch (kind) {
     case 'int':
     case 'num':
       return `coalesce(CAST(sum(${c}) AS VARCHAR), '') || '/' || count(${c})`;
     case 'float':
       return agg(`CAST(CAST(CAST(${c} AS DOUBLE) AS DECIMAL(38,6)) AS VARCHAR)`);
-    case 'date':
     case 'uuid':
-    case 'time':
       return agg(`CAST(${c} AS VARCHAR)`);
+    case 'date':
+      return `coalesce(CAST(sum(${c} - DATE '2000-01-01') AS VARCHAR), '') || '/' || count(${c})`;
+    case 'time':
+      return `coalesce(CAST(sum(epoch_us(${c})) AS VARCHAR), '') || '/' || count(${c})`;
     case 'text':
       return agg(c);
     case 'bool':
       return `count(*) filter (where ${c}) || '/' || count(${c})`;
     case 'ts':
-      return agg(`strftime(${c}, '%Y-%m-%d %H:%M:%S.%f')`);
     case 'tstz':
-      return agg(`strftime(${c} AT TIME ZONE 'UTC', '%Y-%m-%d %H:%M:%S.%f')`);
+      return `coalesce(CAST(sum(epoch_us(${c})) AS VARCHAR), '') || '/' || count(${c})`;
     case 'json':
       return agg(`CAST(${c} AS VARCHAR)`);
     case 'bytea':
