@@ -250,12 +250,13 @@ async function backfill(x: Ctx, existing: TargetTable | null): Promise<LoadCount
 /** Runs the plan's mode against a database target. */
 export async function loadTable(t: TableTarget, src: PreparedSource, plan: StreamPlan, rel: Relation, log: (line: string) => void): Promise<LoadCount> {
   const x: Ctx = { t, src, plan, rel, log };
+  let existing = await t.describe(rel);
+  if (existing === null) await t.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(rel.schema)}`);
   if (plan.targetOptions.pre_sql !== undefined) {
     log('running pre_sql');
     await t.exec(plan.targetOptions.pre_sql);
+    existing = await t.describe(rel);
   }
-  const existing = await t.describe(rel);
-  if (existing === null) await t.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(rel.schema)}`);
   let count: LoadCount;
   switch (plan.mode) {
     case 'full-refresh':

@@ -1,7 +1,8 @@
 /**
- * A replication test environment: a fresh PostgreSQL database (WAREHOUSE,
- * and PGTWO = the same database under a second name for PG→PG), a DuckDB
- * file (LAKE), a file connection root (FILES), the worker pool and the log
+ * A replication test environment: a fresh PostgreSQL database (WAREHOUSE;
+ * PGTWO = the same database under a second name for PG→PG; SECRETPG = the
+ * same with a password in its URL), two DuckDB files (LAKE, LAKE2), a file
+ * connection root (FILES), the worker pool and the log
  * line router — what the daemon gives a replication execution.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -31,6 +32,15 @@ export interface ReplicationEnv {
 
 let seq = 0;
 
+/** A password PostgreSQL's trust authentication ignores: it must never show up in a message. */
+export const SECRET = 's3cr3tpassw0rd';
+
+function secretUrl(url: string): string {
+  const u = new URL(url);
+  u.password = SECRET;
+  return u.toString();
+}
+
 export async function replicationEnv(prefix: string): Promise<ReplicationEnv> {
   const db = await createTempDatabase(prefix);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'service-repl-test-'));
@@ -44,9 +54,14 @@ export async function replicationEnv(prefix: string): Promise<ReplicationEnv> {
     `    url: ${db.url}`,
     `  PGTWO:`,
     `    url: ${db.url}`,
+    `  SECRETPG:`,
+    `    url: ${secretUrl(db.url)}`,
     `  LAKE:`,
     `    type: duckdb`,
     `    instance: ${lake}`,
+    `  LAKE2:`,
+    `    type: duckdb`,
+    `    instance: ${path.join(dir, 'lake2.duckdb')}`,
     `  FILES:`,
     `    type: file`,
     `    url: file://${files}`,
