@@ -116,8 +116,7 @@ async function main(): Promise<void> {
     const copyText = path.join(dir, 'bench_src.copy');
     const phases: Phase[] = [];
     phases.push(await measure('COPY bench_src TO STDOUT (discarded)', async () => {
-      let bytes = 0;
-      await pipeline(client.query(copyTo('COPY public.bench_src TO STDOUT')), new Writable({ write(chunk: Buffer, _e, done) { bytes += chunk.length; done(); } }));
+      await pipeline(client.query(copyTo('COPY public.bench_src TO STDOUT')), new Writable({ write(_chunk: Buffer, _e, done) { done(); } }));
       return ROWS;
     }));
     await pipeline(client.query(copyTo('COPY public.bench_src TO STDOUT')), createWriteStream(copyText));
