@@ -15,6 +15,7 @@ import type { SourceColumn } from './column-types.js';
 import { copyTextRows, parseIsoInterval } from './copy-text.js';
 import type { DuckSession } from './duck-session.js';
 import type { Feed, LoadCount } from './feed.js';
+import { progressLog, type Progress } from './progress.js';
 import type { LoadColumn, TableTarget, TargetTable } from './table-load.js';
 
 type Append = (a: DuckDBAppender, value: string) => void;
@@ -55,7 +56,7 @@ function appenderFor(col: SourceColumn, ddl: string): Append {
 }
 
 /** Appends PostgreSQL COPY text rows into `rel`, whose columns (`columns`, in order) match the feed's. */
-async function appendCopyText(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-text' }>): Promise<LoadCount> {
+async function appendCopyText(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-text' }>, progress: Progress): Promise<LoadCount> {
   const appends = feed.columns.map((c, i) => appenderFor(c, columns[i]?.ddl ?? ''));
   const width = appends.length;
   let bytes = 0;
@@ -87,6 +88,7 @@ async function appendCopyText(s: DuckSession, rel: Relation, columns: readonly L
         appender.endRow();
       }
       rows += batch.length;
+      progress(rows, bytes);
     }
     appender.flushSync();
   } catch (err) {
@@ -109,7 +111,7 @@ const DESCRIBE_SQL = (rel: Relation) => `SELECT t.table_type, c.column_name, c.d
   WHERE t.table_catalog = current_database() AND t.table_schema = '${rel.schema.replace(/'/g, "''")}' AND t.table_name = '${rel.name.replace(/'/g, "''")}'
   ORDER BY c.ordinal_position`;
 
-export function duckTableTarget(s: DuckSession, runId: string): TableTarget {
+export function duckTableTarget(s: DuckSession, runId: string, log: (line: string) => void): TableTarget {
   const target: TableTarget = {
     dialect: 'duckdb',
     async exec(sql) {
@@ -136,12 +138,12 @@ export function duckTableTarget(s: DuckSession, runId: string): TableTarget {
         return { rows, bytes: 0 };
       }
       if (feed.kind !== 'pg-text') throw new EngineError('internal', 'a DuckDB target takes PostgreSQL COPY text or DuckDB SQL');
-      if (exact) return appendCopyText(s, rel, columns, feed);
+      if (exact) return appendCopyText(s, rel, columns, feed, progressLog(log));
       const stage = tempRelation(rel, `${runId}a`);
       await s.cleanup(`DROP TABLE IF EXISTS ${quoteRelation(stage)}`);
       try {
         await s.run(`CREATE TABLE ${quoteRelation(stage)} (${columns.map((c) => `${quoteIdent(c.name)} ${c.ddl}`).join(', ')})`);
-        const count = await appendCopyText(s, stage, columns, feed);
+        const count = await appendCopyText(s, stage, columns, feed, progressLog(log));
         await s.run(`INSERT INTO ${quoteRelation(rel)} (${list}) SELECT ${list} FROM ${quoteRelation(stage)}`);
         return count;
       } finally {

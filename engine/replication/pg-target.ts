@@ -10,6 +10,7 @@ import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import type { Relation } from '../targets/target.js';
 import type { Feed, LoadCount } from './feed.js';
 import type { PgSession } from './pg-session.js';
+import { progressLog, type Progress } from './progress.js';
 import type { LoadColumn, TableTarget, TargetTable } from './table-load.js';
 
 const DESCRIBE_SQL = `SELECT c.relkind, a.attname, format_type(a.atttypid, a.atttypmod) AS type
@@ -17,19 +18,20 @@ const DESCRIBE_SQL = `SELECT c.relkind, a.attname, format_type(a.atttypid, a.att
   LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
   WHERE n.nspname = $1 AND c.relname = $2 ORDER BY a.attnum`;
 
-/** Passes bytes through and counts them. */
-export function byteCounter(): { stream: Transform; bytes: () => number } {
+/** Passes bytes through, counts them and reports progress. */
+export function byteCounter(progress: Progress): { stream: Transform; bytes: () => number } {
   let n = 0;
   const stream = new Transform({
     transform(chunk: Buffer | string, _enc, done) {
       n += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+      progress(null, n);
       done(null, chunk);
     },
   });
   return { stream, bytes: () => n };
 }
 
-export function pgTableTarget(s: PgSession): TableTarget {
+export function pgTableTarget(s: PgSession, log: (line: string) => void): TableTarget {
   return {
     dialect: 'postgres',
     async exec(sql) {
@@ -53,7 +55,7 @@ export function pgTableTarget(s: PgSession): TableTarget {
     truncateSql: (rel) => `TRUNCATE TABLE ${quoteRelation(rel)}`,
     async load(rel: Relation, columns: readonly LoadColumn[], feed: Feed): Promise<LoadCount> {
       const target = `${quoteRelation(rel)} (${columns.map((c) => quoteIdent(c.name)).join(', ')})`;
-      const counter = byteCounter();
+      const counter = byteCounter(progressLog(log));
       if (feed.kind === 'pg-text') {
         const rows = await s.copyIn(`COPY ${target} FROM STDIN`, feed.open(), counter.stream);
         return { rows, bytes: counter.bytes() };

@@ -104,21 +104,21 @@ async function intoTable(plan: StreamPlan, read: SourceRead, rt: StreamRuntime):
   const log = rt.log;
   if (target.type === 'postgres') {
     return withPg(target, rt, async (t) => {
-      if (source.type === 'postgres') return withPg(source, rt, async (s) => loadTable(pgTableTarget(t), await preparePgSource(s, plan, 'postgres'), plan, rel, log));
+      if (source.type === 'postgres') return withPg(source, rt, async (s) => loadTable(pgTableTarget(t, log), await preparePgSource(s, plan, 'postgres'), plan, rel, log));
       if (source.type === 'duckdb') {
         return duckRunner(rt)(source.path, async (conn) => {
           const s = new DuckSession(conn, rt.signal);
-          return loadTable(pgTableTarget(t), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres'), plan, rel, log);
+          return loadTable(pgTableTarget(t, log), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres'), plan, rel, log);
         });
       }
-      return withTempDir((dir) => withMemoryDuckdb(rt.signal, dir, async (s) => loadTable(pgTableTarget(t), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres'), plan, rel, log)));
+      return withTempDir((dir) => withMemoryDuckdb(rt.signal, dir, async (s) => loadTable(pgTableTarget(t, log), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres'), plan, rel, log)));
     });
   }
   const duck = target as DuckDbConnection;
   if (source.type === 'duckdb' && source.path !== duck.path) return duckToOtherDuck(plan, read, source, duck, rel, rt);
   return duckRunner(rt)(duck.path, async (conn) => {
     const t = new DuckSession(conn, rt.signal);
-    const table = duckTableTarget(t, plan.runId);
+    const table = duckTableTarget(t, plan.runId, log);
     if (source.type === 'postgres') {
       return withPg(source, rt, async (s) => loadTable(table, await preparePgSource(s, plan, 'duckdb'), plan, rel, log));
     }
@@ -148,7 +148,7 @@ async function duckToOtherDuck(plan: StreamPlan, read: SourceRead, source: DuckD
     const parquet: SourceRead = { kind: 'files', files: [{ path: file, relative: 'rows.parquet', mtimeMs: 0, size: 0 }], format: 'parquet' };
     return run(target.path, async (conn) => {
       const t = new DuckSession(conn, rt.signal);
-      return loadTable(duckTableTarget(t, plan.runId), await prepareDuckSource(t, staged, duckFrom(parquet, {}), 'duckdb'), staged, rel, rt.log);
+      return loadTable(duckTableTarget(t, plan.runId, rt.log), await prepareDuckSource(t, staged, duckFrom(parquet, {}), 'duckdb'), staged, rel, rt.log);
     });
   });
 }
@@ -176,7 +176,7 @@ async function intoFile(plan: StreamPlan, read: SourceRead, rt: StreamRuntime): 
       return withPg(source as PostgresConnection, rt, async (pgs) => {
         const src = await preparePgSource(pgs, plan, 'duckdb');
         const rel = { schema: 'main', name: 'rows' };
-        const table = duckTableTarget(s, plan.runId);
+        const table = duckTableTarget(s, plan.runId, rt.log);
         const exportPlan: StreamPlan = { ...plan, mode: 'full-refresh', targetOptions: {} };
         await loadTable(table, src, exportPlan, rel, rt.log);
         return copyToFile(s, 'SELECT * FROM "main"."rows"', write, plan.targetOptions, plan.runId, rt.log);
@@ -190,6 +190,8 @@ export async function runStream(plan: StreamPlan, rt: StreamRuntime): Promise<St
   if (plan.error !== undefined) throw new EngineError('node', plan.error);
   const started = Date.now();
   rt.log(`stream ${plan.streamName}: ${plan.source.name} → ${plan.target.name} ${plan.object ?? ''} (${plan.mode})`);
+  if (plan.targetOptions.adjust_column_type === true) rt.log('target_options.adjust_column_type is not supported yet: existing column types are kept');
+  if (plan.sourceOptions.flatten === true) rt.log('source_options.flatten is not supported yet: nested values are loaded as JSON');
   try {
     const picked = filesToRead(plan);
     if (picked === null) {
