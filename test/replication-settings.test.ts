@@ -1,14 +1,15 @@
 // Stream settings on real databases (api.md §6.3): `select` with and without
 // exclusions, `where`, `source_options.limit`, `column_casing`, `pre_sql` /
 // `post_sql`, custom `sql:` from a project file with `${NAME}`, DuckDB to
-// DuckDB on the same and on another file, stream-level concurrency with
-// DuckDB targets serialised, and secrets that never reach a message or log.
+// DuckDB on the same and on another file, several streams at once, secrets
+// that never reach a message or log, and the runner of pipeline steps.
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pgAvailable, requirePg } from './helpers/pg.js';
 import { duckRows, pgQuery, replicationFile } from './helpers/replication-fixtures.js';
+import { replicationStepService } from '../actors/daemon/replication-work.js';
 import { SECRET, replicationEnv, type ReplicationEnv } from './helpers/replication-env.js';
 
 let env: ReplicationEnv | undefined;
@@ -113,4 +114,31 @@ test('the password of a connection never appears in a task error or its log', as
   const broken = await e.run(replicationFile(`source: WAREHOUSE\ntarget: SECRETPG\nstreams:\n  src.people:\n    object: s.x\n    target_options: {pre_sql: "select '${SECRET}'::int"}\n`));
   assert.equal(broken.status, 'error');
   assert.ok(!JSON.stringify(broken).includes(SECRET), JSON.stringify(broken));
+});
+
+test('the pipeline step runner: a replication file with the step streams, mode and vars overrides returns the step state', async (t) => {
+  const e = await ready(t);
+  if (!e) return;
+  await writeFile(path.join(e.dir, 'step.yaml'), "source: WAREHOUSE\ntarget: LAKE\ndefaults:\n  object: 'step.{stream_table}'\n  where: id <= ${MAX}\nstreams:\n  src.t*:\n  src.people:\n    disabled: true\n");
+  const service = replicationStepService({
+    pool: e.pool, lines: e.lines, connections: e.connections, projectRoot: e.dir, execId: '2stepexec0000000000000000000', start: new Date(),
+    vars: (n) => (n === 'MAX' ? '100' : undefined), env: () => undefined,
+  });
+  const lines: string[] = [];
+  const r = await service({ file: 'step.yaml', streams: ['src.t1', 'src.t3'], mode: 'truncate', vars: { MAX: 5 } }, { signal: new AbortController().signal, log: (l) => lines.push(l) });
+  assert.deepEqual(r, {
+    state: {
+      status: 'success', rows: 10, bytes: r.state.bytes,
+      tasks: [
+        { stream_name: 'src.t1', object: 'step.t1', status: 'success', rows: 5, bytes: r.state.tasks[0]!.bytes, error: null },
+        { stream_name: 'src.t3', object: 'step.t3', status: 'success', rows: 5, bytes: r.state.tasks[1]!.bytes, error: null },
+      ],
+    },
+  });
+  assert.ok(lines.some((l) => l.startsWith('[src.t1] stream src.t1: WAREHOUSE → LAKE step.t1 (truncate)')));
+  const fromRunVars = await service({ file: 'step.yaml', streams: ['src.t2'] }, { signal: new AbortController().signal, log: () => {} });
+  assert.deepEqual([fromRunVars.state.status, fromRunVars.state.rows], ['success', 100]);
+  const bad = await service({ file: 'step.yaml', streams: ['src.t2'], vars: { MAX: 'oops' } }, { signal: new AbortController().signal, log: () => {} });
+  assert.equal(bad.state.status, 'error');
+  assert.match(bad.failure ?? '', /^src\.t2: .*oops/);
 });

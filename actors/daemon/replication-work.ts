@@ -278,3 +278,58 @@ export async function runReplicationFile(file: ReplicationFile, run: Replication
     ...(failed.length > 0 ? { failure: `${failed[0]!.stream_name}: ${failed[0]!.error}${failed.length > 1 ? ` (and ${failed.length - 1} more)` : ''}` } : {}),
   };
 }
+
+/** A pipeline `replication` step as the pipeline runner resolves it (§6.4.2). */
+export interface ReplicationStepInput {
+  /** Project file name of the replication file. */
+  readonly file: string;
+  readonly streams?: readonly string[];
+  readonly mode?: string;
+  readonly vars?: Readonly<Record<string, unknown>>;
+}
+
+export interface ReplicationStepDeps {
+  readonly pool: TaskPool;
+  readonly lines: LineRouter;
+  readonly connections: ConnectionRegistry;
+  readonly projectRoot: string;
+  readonly execId: string;
+  readonly start: Date;
+  /** Run and job vars (the step's `vars` win over them; they win over the file's `env:`). */
+  readonly vars: (name: string) => string | undefined;
+  /** The layers below the file's `env:`. */
+  readonly env: (name: string) => string | undefined;
+  /** Watermarks of incremental file streams, scoped by project and replication file. */
+  readonly watermarks?: { readonly store: StateStore; readonly projectId: string };
+}
+
+/**
+ * The replication runner of pipeline steps: loads the step's replication
+ * file, runs its streams one at a time with the step's streams, mode and vars
+ * overrides, and returns the step state `{status, rows, bytes, tasks}` with
+ * `failure` set when a stream failed.
+ */
+export function replicationStepService(deps: ReplicationStepDeps) {
+  let calls = 0;
+  return async (step: ReplicationStepInput, ctx: { readonly signal: AbortSignal; readonly log: (line: string) => void }) => {
+    const file = loadReplicationFile(deps.projectRoot, step.file, deps.connections);
+    const stepVars = step.vars ?? {};
+    const r = await runReplicationFile(file, {
+      pool: deps.pool,
+      lines: deps.lines,
+      connections: deps.connections,
+      projectRoot: deps.projectRoot,
+      execId: `${deps.execId}${++calls}`,
+      start: deps.start,
+      streams: step.streams ?? [],
+      mode: step.mode ?? null,
+      vars: (name) => (Object.hasOwn(stepVars, name) ? String(stepVars[name]) : deps.vars(name)),
+      env: deps.env,
+      ...(deps.watermarks ? { watermarks: { store: deps.watermarks.store, scope: `${deps.watermarks.projectId}:${step.file}` } } : {}),
+    }, ctx.signal, ctx.log);
+    return {
+      state: { status: r.status, rows: r.rows, bytes: r.bytes, tasks: r.tasks.map((t) => ({ ...t })) },
+      ...(r.failure !== undefined ? { failure: r.failure } : {}),
+    };
+  };
+}
