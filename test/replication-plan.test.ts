@@ -2,11 +2,14 @@
 // stream expansion (wildcards sorted, explicit keys win, globs, folders, the
 // job's subset), object templates with every variable, `${NAME}` resolution
 // and the file's `env:` layer, run-time mode checks, the source SELECT, merge
-// statements, column casing, PostgreSQL COPY text parsing and ISO intervals.
+// statements, column casing, and CSV batches cut on row boundaries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Connection } from '../engine/connections/index.js';
-import { parseCopyTextLine, parseIsoInterval, copyTextRows } from '../engine/replication/copy-text.js';
+import { loadCsvBatches, rowEnd } from '../engine/replication/csv-batches.js';
 import { ddlType, pgColumn, duckColumn, decimalFromProbe } from '../engine/replication/column-types.js';
 import { expandStreams, selectStreams, type SourceCatalog } from '../engine/replication/expand.js';
 import { castColumnName, mergeStatements } from '../engine/replication/merge-sql.js';
@@ -167,14 +170,27 @@ test('merge statements per strategy; column casing', () => {
   assert.deepEqual(['UserID'].flatMap((n) => [castColumnName(n, 'lower'), castColumnName(n, 'upper'), castColumnName(n, 'source')]), ['userid', 'USERID', 'UserID']);
 });
 
-test('COPY text: tabs split fields, \\N is NULL, escapes unescaped, rows cut on bytes so split UTF-8 survives', async () => {
-  assert.deepEqual(parseCopyTextLine('1\t\\N\t\ta\\tb\\nc\\\\d\\\\N'), ['1', null, '', 'a\tb\nc\\d\\N']);
-  const text = Buffer.from('1\té\n2\t\\N\n');
-  const pieces = [text.subarray(0, 3), text.subarray(3, 5), text.subarray(5)];
-  const rows: unknown[] = [];
-  for await (const batch of copyTextRows((async function* () { yield* pieces; })())) rows.push(...batch);
-  assert.deepEqual(rows, [['1', 'é'], ['2', null]]);
-  assert.deepEqual(parseIsoInterval('P1Y2M3DT4H5M6.25S'), { months: 14, days: 3, micros: 14_706_250_000n });
-  assert.deepEqual(parseIsoInterval('PT-1H-0.5S'), { months: 0, days: 0, micros: -3_600_500_000n });
-  assert.deepEqual(parseIsoInterval('P-1M2W'), { months: -1, days: 14, micros: 0n });
+test('CSV batches end on row boundaries: quoted newlines and doubled quotes never split a row, even across chunks', async () => {
+  assert.equal(rowEnd(Buffer.from('a,"x\ny"\nb\n'), false), 7);
+  assert.equal(rowEnd(Buffer.from('y",1\nz\n'), true), 4);
+  assert.equal(rowEnd(Buffer.from('"a""\n""b"'), false), -1);
+  const rows = Array.from({ length: 200 }, (_, i) => `${i},"line ""${i}""\nnext, ${'x'.repeat(i % 7)}",\n`);
+  const text = Buffer.from(rows.join(''));
+  const chunks = Array.from({ length: Math.ceil(text.length / 37) }, (_, i) => text.subarray(i * 37, (i + 1) * 37));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'service-csv-batches-'));
+  try {
+    const batches: string[] = [];
+    const bytes = await loadCsvBatches((async function* () { yield* chunks; })(), {
+      dir,
+      batchBytes: 500,
+      load: async (file) => void batches.push(await readFile(file, 'utf8')),
+    });
+    assert.equal(bytes, text.length);
+    assert.ok(batches.length > 5);
+    assert.equal(batches.join(''), text.toString());
+    for (const b of batches) assert.match(b, /,\n$/, 'every batch ends with a complete row');
+    assert.deepEqual(await readdir(dir), [], 'batch files are removed once loaded');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -132,9 +132,10 @@ export function ddlType(source: Dialect, target: Dialect, col: SourceColumn): st
 /**
  * An unconstrained PostgreSQL numeric column measured on the data: the
  * widest integer part and scale seen. DECIMAL(18, scale) when the values fit
- * 18 digits (DuckDB keeps it in a BIGINT, whose loads are ≈20× faster than
- * HUGEINT ones), else DECIMAL(38, scale), else the column stays text. A
- * later value too wide for the chosen type fails the load loudly.
+ * 18 digits (DuckDB keeps it in a BIGINT: reading 1M such values from CSV
+ * took 0.07 s, against 8.2 s for DECIMAL(38,12), a HUGEINT, with DuckDB
+ * 1.5), else DECIMAL(38, scale), else the column stays text. A later value
+ * too wide for the chosen type fails the load loudly.
  */
 export function decimalFromProbe(col: SourceColumn, maxIntegerDigits: number | null, maxScale: number | null): SourceColumn {
   const scale = maxScale ?? 9;

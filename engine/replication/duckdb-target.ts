@@ -1,107 +1,77 @@
 /**
- * DuckDB as a replication target. PostgreSQL text COPY is parsed and fed to
- * the appender (its VARCHAR → column casts do the typing; bytea arrives as
- * hex and intervals as ISO 8601, which the appender cannot cast); SQL feeds
- * (same-file DuckDB sources, files read by this DuckDB) become one
- * `INSERT … SELECT`. The appender fills every column of a table in order, so
- * a load into an existing table with other columns stages through a fresh
- * table first.
+ * DuckDB as a replication target. PostgreSQL sources arrive as CSV from
+ * `COPY … TO STDOUT`, cut into row-aligned batch files that DuckDB's own
+ * CSV reader loads (`INSERT … SELECT … FROM read_csv(…)`, see
+ * csv-batches.ts); bytea travels as hex and intervals as
+ * `months|days|microseconds`, rebuilt in the SELECT. SQL feeds (same-file
+ * DuckDB sources, files read by this DuckDB) become one `INSERT … SELECT`.
+ * Both insert by column name, so existing tables with other columns need no
+ * staging.
  */
-import { DuckDBDecimalValue, DuckDBIntervalValue, type DuckDBAppender } from '@duckdb/node-api';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EngineError } from '../errors.js';
 import { quoteIdent, quoteRelation, tempRelation } from '../targets/relation.js';
 import type { Relation } from '../targets/target.js';
 import type { SourceColumn } from './column-types.js';
-import { copyTextRows, parseIsoInterval } from './copy-text.js';
+import { loadCsvBatches } from './csv-batches.js';
 import type { DuckSession } from './duck-session.js';
 import type { Feed, LoadCount } from './feed.js';
-import { progressLog, type Progress } from './progress.js';
+import { progressLog } from './progress.js';
+import { sqlString } from './source-query.js';
 import type { LoadColumn, TableTarget, TargetTable } from './table-load.js';
 
-type Append = (a: DuckDBAppender, value: string) => void;
+/** Batch size of the CSV files DuckDB loads (two at most exist at a time). */
+const BATCH_BYTES = 32 << 20;
 
-const appendText: Append = (a, v) => a.appendVarchar(v);
-const appendHex: Append = (a, v) => a.appendBlob(Buffer.from(v, 'hex'));
-const appendInterval: Append = (a, v) => {
-  const i = parseIsoInterval(v);
-  a.appendInterval(new DuckDBIntervalValue(i.months, i.days, i.micros));
-};
-
-/**
- * DECIMAL wider than 18 digits is a HUGEINT inside DuckDB, and its VARCHAR
- * cast is slow (≈10 µs a value against ≈0.5 µs for DECIMAL(18,s), measured
- * with DuckDB 1.5), so such values are scaled to a BigInt here and appended
- * as decimals (≈4.5 µs); text with more fraction digits than the scale
- * takes the cast, which rounds.
+/*
+ * Rows up to 16 MiB (DuckDB's default is 2 MiB). The read buffer stays at
+ * DuckDB's default 32 MiB: by default it is 16 × the line limit, which for
+ * long lines allocates blocks the task-local 512 MB instance cannot hold.
  */
-function wideDecimal(width: number, scale: number): Append {
-  return (a, v) => {
-    const m = /^(-?)(\d+)(?:\.(\d*))?$/.exec(v);
-    const frac = m?.[3] ?? '';
-    if (m === null || frac.length > scale) {
-      a.appendVarchar(v);
-      return;
-    }
-    const digits = BigInt(m[2]! + frac.padEnd(scale, '0'));
-    a.appendDecimal(new DuckDBDecimalValue(m[1] === '-' ? -digits : digits, width, scale));
-  };
-}
 
-function appenderFor(col: SourceColumn, ddl: string): Append {
-  if (col.kind === 'blob') return appendHex;
-  if (col.kind === 'interval') return appendInterval;
-  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(ddl);
-  if (decimal && Number(decimal[1]) > 18) return wideDecimal(Number(decimal[1]), Number(decimal[2]));
-  return appendText;
-}
-
-/** Appends PostgreSQL COPY text rows into `rel`, whose columns (`columns`, in order) match the feed's. */
-async function appendCopyText(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-text' }>, progress: Progress): Promise<LoadCount> {
-  const appends = feed.columns.map((c, i) => appenderFor(c, columns[i]?.ddl ?? ''));
-  const width = appends.length;
-  let bytes = 0;
-  let rows = 0;
-  const stream = feed.open();
-  const counted = (async function* () {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      yield chunk;
-    }
-  })();
-  let appender: DuckDBAppender;
-  try {
-    appender = await s.conn.createAppender(rel.name, rel.schema, rel.database ?? null);
-  } catch (err) {
-    stream.destroy();
-    throw s.translate(err);
+/** The type `read_csv` parses a column as, and the expression turning it into the target value. */
+function csvColumn(col: SourceColumn, ddl: string, name: string): { type: string; expr: string } {
+  const c = quoteIdent(name);
+  if (col.kind === 'blob') return { type: 'VARCHAR', expr: `unhex(${c})` };
+  if (col.kind === 'interval') {
+    const part = (i: number, t: string) => `CAST(split_part(${c}, '|', ${i}) AS ${t})`;
+    return { type: 'VARCHAR', expr: `to_months(${part(1, 'INTEGER')}) + to_days(${part(2, 'INTEGER')}) + to_microseconds(${part(3, 'BIGINT')})` };
   }
+  if (col.kind === 'json' || col.kind === 'nested' || col.kind === 'other') return { type: 'VARCHAR', expr: c };
+  return { type: ddl, expr: c };
+}
+
+/** Loads PostgreSQL CSV into `rel` (`columns` in feed order) through batch files and `read_csv`. */
+async function loadPgCsv(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-csv' }>, log: (line: string) => void): Promise<LoadCount> {
+  const specs = feed.columns.map((c, i) => csvColumn(c, columns[i]!.ddl, `c${i}`));
+  const readColumns = `{${specs.map((x, i) => `${sqlString(`c${i}`)}: ${sqlString(x.type)}`).join(', ')}}`;
+  const list = columns.map((c) => quoteIdent(c.name)).join(', ');
+  const select = specs.map((x) => x.expr).join(', ');
+  const progress = progressLog(log);
+  const dir = await mkdtemp(join(tmpdir(), 'service-replication-'));
+  const stream = feed.open();
+  let rows = 0;
   try {
-    for await (const batch of copyTextRows(counted)) {
-      s.check();
-      for (const row of batch) {
-        if (row.length !== width) throw new EngineError('node', `COPY row has ${row.length} fields, expected ${width}`);
-        for (let i = 0; i < width; i++) {
-          const v = row[i];
-          if (v === null) appender.appendNull();
-          else appends[i]!(appender, v);
-        }
-        appender.endRow();
-      }
-      rows += batch.length;
-      progress(rows, bytes);
-    }
-    appender.flushSync();
+    const bytes = await loadCsvBatches(stream, {
+      dir,
+      batchBytes: BATCH_BYTES,
+      onBytes: (total) => progress(rows, total),
+      load: async (file) => {
+        rows += await s.run(
+          `INSERT INTO ${quoteRelation(rel)} (${list}) SELECT ${select} FROM read_csv(${sqlString(file)}, columns = ${readColumns}, header = false, auto_detect = false, ` +
+            `delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, max_line_size = 16777216, buffer_size = 33554432)`,
+        );
+      },
+    });
+    return { rows, bytes };
   } catch (err) {
     stream.destroy();
     throw s.translate(err);
   } finally {
-    try {
-      appender.closeSync();
-    } catch {
-      // A failed load leaves rows in the appender; the transaction or temp table is discarded anyway.
-    }
+    await rm(dir, { recursive: true, force: true });
   }
-  return { rows, bytes };
 }
 
 const DESCRIBE_SQL = (rel: Relation) => `SELECT t.table_type, c.column_name, c.data_type
@@ -111,7 +81,7 @@ const DESCRIBE_SQL = (rel: Relation) => `SELECT t.table_type, c.column_name, c.d
   WHERE t.table_catalog = current_database() AND t.table_schema = '${rel.schema.replace(/'/g, "''")}' AND t.table_name = '${rel.name.replace(/'/g, "''")}'
   ORDER BY c.ordinal_position`;
 
-export function duckTableTarget(s: DuckSession, runId: string, log: (line: string) => void): TableTarget {
+export function duckTableTarget(s: DuckSession, log: (line: string) => void): TableTarget {
   const target: TableTarget = {
     dialect: 'duckdb',
     async exec(sql) {
@@ -129,26 +99,16 @@ export function duckTableTarget(s: DuckSession, runId: string, log: (line: strin
       const v = rows[0]?.[0];
       return v === null || v === undefined ? null : String(v);
     },
-    staging: (rel, id) => ({ rel: tempRelation(rel, `${id}s`), create: 'CREATE TABLE' }),
+    staging: (rel, runId) => ({ rel: tempRelation(rel, `${runId}s`), create: 'CREATE TABLE' }),
     truncateSql: (rel) => `DELETE FROM ${quoteRelation(rel)}`,
-    async load(rel: Relation, columns: readonly LoadColumn[], feed: Feed, exact: boolean): Promise<LoadCount> {
-      const list = columns.map((c) => quoteIdent(c.name)).join(', ');
+    async load(rel: Relation, columns: readonly LoadColumn[], feed: Feed): Promise<LoadCount> {
       if (feed.kind === 'duckdb-sql') {
+        const list = columns.map((c) => quoteIdent(c.name)).join(', ');
         const rows = await s.run(`INSERT INTO ${quoteRelation(rel)} (${list}) SELECT * FROM (\n${feed.sql}\n) AS _s`);
         return { rows, bytes: 0 };
       }
-      if (feed.kind !== 'pg-text') throw new EngineError('internal', 'a DuckDB target takes PostgreSQL COPY text or DuckDB SQL');
-      if (exact) return appendCopyText(s, rel, columns, feed, progressLog(log));
-      const stage = tempRelation(rel, `${runId}a`);
-      await s.cleanup(`DROP TABLE IF EXISTS ${quoteRelation(stage)}`);
-      try {
-        await s.run(`CREATE TABLE ${quoteRelation(stage)} (${columns.map((c) => `${quoteIdent(c.name)} ${c.ddl}`).join(', ')})`);
-        const count = await appendCopyText(s, stage, columns, feed, progressLog(log));
-        await s.run(`INSERT INTO ${quoteRelation(rel)} (${list}) SELECT ${list} FROM ${quoteRelation(stage)}`);
-        return count;
-      } finally {
-        await s.cleanup(`DROP TABLE IF EXISTS ${quoteRelation(stage)}`);
-      }
+      if (feed.kind === 'pg-csv') return loadPgCsv(s, rel, columns, feed, log);
+      throw new EngineError('internal', 'a DuckDB target takes PostgreSQL CSV or DuckDB SQL');
     },
   };
   return target;

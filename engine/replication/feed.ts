@@ -1,9 +1,10 @@
 /**
  * How rows travel from a source to a target, by the pair of sides:
  *
- * - `pg-text`: PostgreSQL `COPY (…) TO STDOUT` in text format. PostgreSQL
- *   targets take it as is (`COPY … FROM STDIN`); DuckDB targets parse it and
- *   append with the appender.
+ * - `pg-text`: PostgreSQL `COPY (…) TO STDOUT` in text format, which a
+ *   PostgreSQL target takes as is (`COPY … FROM STDIN`).
+ * - `pg-csv`: the same in CSV, which a DuckDB target loads in batches with
+ *   its CSV reader (csv-batches.ts).
  * - `csv`: PostgreSQL CSV lines built inside DuckDB (DuckDB and file
  *   sources), for `COPY … FROM STDIN (FORMAT csv)`.
  * - `duckdb-sql`: a SELECT the target's own DuckDB connection runs (DuckDB
@@ -16,7 +17,8 @@ import type { Readable } from 'node:stream';
 import type { SourceColumn } from './column-types.js';
 
 export type Feed =
-  | { readonly kind: 'pg-text'; readonly columns: readonly SourceColumn[]; readonly open: () => Readable }
+  | { readonly kind: 'pg-text'; readonly open: () => Readable }
+  | { readonly kind: 'pg-csv'; readonly columns: readonly SourceColumn[]; readonly open: () => Readable }
   | { readonly kind: 'csv'; readonly open: () => AsyncIterable<string> }
   | { readonly kind: 'duckdb-sql'; readonly sql: string };
 

@@ -1,7 +1,8 @@
 /**
  * PostgreSQL as a replication source: columns described from a `LIMIT 0`
  * run of the stream's query (type names through `format_type`), rows read
- * with `COPY (SELECT …) TO STDOUT` in text format, the bulk path out.
+ * with `COPY (SELECT …) TO STDOUT` — text format for PostgreSQL targets,
+ * CSV for DuckDB's CSV reader — the bulk path out.
  */
 import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import { decimalFromProbe, needsDecimalProbe, pgColumn, type Dialect, type SourceColumn } from './column-types.js';
@@ -60,8 +61,9 @@ export async function preparePgSource(s: PgSession, plan: StreamPlan, target: Di
         ...(req.loadedAt !== undefined ? { loadedAt: req.loadedAt } : {}),
         ...(limit !== undefined ? { limit } : {}),
       });
+      if (target === 'postgres') return { kind: 'pg-text', open: () => s.copyOut(`COPY (${query}) TO STDOUT`) };
       const cols = req.loadedAt !== undefined ? [...req.columns, loadedAtColumn('postgres')] : req.columns;
-      return { kind: 'pg-text', columns: cols, open: () => s.copyOut(`COPY (${query}) TO STDOUT`) };
+      return { kind: 'pg-csv', columns: cols, open: () => s.copyOut(`COPY (${query}) TO STDOUT WITH (FORMAT csv)`) };
     },
     async concrete(cols, targetDialect) {
       const probe = targetDialect === 'postgres' ? [] : cols.filter(needsDecimalProbe);

@@ -5,12 +5,12 @@
  * | source → target | where it runs | how rows move |
  * |---|---|---|
  * | PostgreSQL → PostgreSQL | worker | COPY TO STDOUT piped into COPY FROM STDIN (text) |
- * | PostgreSQL → DuckDB | target file's actor | COPY text parsed, DuckDB appender |
+ * | PostgreSQL → DuckDB | target file's actor | COPY CSV in batch files, DuckDB's CSV reader |
  * | DuckDB → PostgreSQL | source file's actor | CSV lines built in DuckDB, COPY FROM STDIN |
  * | DuckDB → DuckDB | actor(s) | same file: INSERT … SELECT; other file: via a temp Parquet file |
  * | files → PostgreSQL | worker | task-local in-memory DuckDB reads, CSV lines, COPY |
  * | files → DuckDB | target file's actor | the target's DuckDB reads the files |
- * | PostgreSQL → files | worker | COPY text into a task-local DuckDB (spills to disk), COPY … TO file |
+ * | PostgreSQL → files | worker | COPY CSV into a task-local DuckDB (spills to disk), COPY … TO file |
  * | DuckDB / files → files | actor / worker | COPY (SELECT …) TO file |
  *
  * A DuckDB database file is only ever touched through `rt.duckdb` (its actor
@@ -118,7 +118,7 @@ async function intoTable(plan: StreamPlan, read: SourceRead, rt: StreamRuntime):
   if (source.type === 'duckdb' && source.path !== duck.path) return duckToOtherDuck(plan, read, source, duck, rel, rt);
   return duckRunner(rt)(duck.path, async (conn) => {
     const t = new DuckSession(conn, rt.signal);
-    const table = duckTableTarget(t, plan.runId, log);
+    const table = duckTableTarget(t, log);
     if (source.type === 'postgres') {
       return withPg(source, rt, async (s) => loadTable(table, await preparePgSource(s, plan, 'duckdb'), plan, rel, log));
     }
@@ -148,7 +148,7 @@ async function duckToOtherDuck(plan: StreamPlan, read: SourceRead, source: DuckD
     const parquet: SourceRead = { kind: 'files', files: [{ path: file, relative: 'rows.parquet', mtimeMs: 0, size: 0 }], format: 'parquet' };
     return run(target.path, async (conn) => {
       const t = new DuckSession(conn, rt.signal);
-      return loadTable(duckTableTarget(t, plan.runId, rt.log), await prepareDuckSource(t, staged, duckFrom(parquet, {}), 'duckdb'), staged, rel, rt.log);
+      return loadTable(duckTableTarget(t, rt.log), await prepareDuckSource(t, staged, duckFrom(parquet, {}), 'duckdb'), staged, rel, rt.log);
     });
   });
 }
@@ -176,7 +176,7 @@ async function intoFile(plan: StreamPlan, read: SourceRead, rt: StreamRuntime): 
       return withPg(source as PostgresConnection, rt, async (pgs) => {
         const src = await preparePgSource(pgs, plan, 'duckdb');
         const rel = { schema: 'main', name: 'rows' };
-        const table = duckTableTarget(s, plan.runId, rt.log);
+        const table = duckTableTarget(s, rt.log);
         const exportPlan: StreamPlan = { ...plan, mode: 'full-refresh', targetOptions: {} };
         await loadTable(table, src, exportPlan, rel, rt.log);
         return copyToFile(s, 'SELECT * FROM "main"."rows"', write, plan.targetOptions, plan.runId, rt.log);

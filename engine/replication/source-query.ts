@@ -42,10 +42,11 @@ export function findColumn(columns: readonly SourceColumn[], name: string, role:
 }
 
 /**
- * How a source column is read for a target dialect. PostgreSQL text COPY
- * feeds DuckDB's appender, which cannot take bytea escapes or arrays, so
- * those are turned into hex and JSON; types another database lacks (enums,
- * domains) travel as text.
+ * How a source column is read for a target dialect. PostgreSQL CSV for
+ * DuckDB cannot carry bytea escapes, arrays or PostgreSQL interval text in a
+ * form DuckDB parses, so those become hex, JSON and
+ * `months|days|microseconds`; types another database lacks (enums, domains)
+ * travel as text.
  */
 export function readExpr(source: Dialect, target: Dialect, col: SourceColumn): string {
   const c = quoteIdent(col.name);
@@ -54,6 +55,10 @@ export function readExpr(source: Dialect, target: Dialect, col: SourceColumn): s
     if (target === 'duckdb') {
       if (col.kind === 'blob') return `encode(${c}, 'hex')`;
       if (col.kind === 'nested') return `to_jsonb(${c})`;
+      if (col.kind === 'interval') {
+        return `(extract(year from ${c}) * 12 + extract(month from ${c}))::int || '|' || extract(day from ${c})::int || '|' || ` +
+          `((extract(hour from ${c}) * 3600 + extract(minute from ${c}) * 60) * 1000000 + extract(microseconds from ${c}))::bigint`;
+      }
     }
     return c;
   }

@@ -47,12 +47,8 @@ export interface TableTarget {
   /** Merge staging: a temp table where the database has session-local ones. */
   staging(rel: Relation, runId: string): { readonly rel: Relation; readonly create: string };
   truncateSql(rel: Relation): string;
-  /**
-   * Loads `feed` into `rel` for `columns` (in feed order) inside the
-   * caller's transaction. `exact`: `rel` has exactly these columns in this
-   * order (a table just created for the load).
-   */
-  load(rel: Relation, columns: readonly LoadColumn[], feed: Feed, exact: boolean): Promise<LoadCount>;
+  /** Loads `feed` into `rel` for `columns` (in feed order) inside the caller's transaction. */
+  load(rel: Relation, columns: readonly LoadColumn[], feed: Feed): Promise<LoadCount>;
   /** After a staging load (PostgreSQL: ANALYZE, so the merge plans a hash join). */
   staged?(rel: Relation): Promise<void>;
 }
@@ -127,7 +123,7 @@ async function fullLoad(x: Ctx, existing: TargetTable | null, extra: Omit<FeedRe
   let count: LoadCount;
   try {
     await x.t.exec(createSql(tmp, load));
-    count = await x.t.load(tmp, load, feedFor(x, cols, extra), true);
+    count = await x.t.load(tmp, load, feedFor(x, cols, extra));
     x.log(`loaded ${count.rows} rows into ${quoteRelation(tmp)}; swapping it in`);
     await inTransaction(x.t, async () => {
       if (existing !== null) await x.t.exec(`DROP ${existing.kind === 'view' ? 'VIEW' : 'TABLE'} IF EXISTS ${quoteRelation(x.rel)}`);
@@ -183,7 +179,7 @@ async function loadInPlace(x: Ctx, table: TargetTable, truncate: boolean, extra:
   const { source, load } = await reconcile(x, table, snapshotColumns(x));
   return inTransaction(x.t, async () => {
     if (truncate) await x.t.exec(x.t.truncateSql(x.rel));
-    return x.t.load(x.rel, load, feedFor(x, source, extra), false);
+    return x.t.load(x.rel, load, feedFor(x, source, extra));
   });
 }
 
@@ -200,7 +196,7 @@ async function upsert(x: Ctx, table: TargetTable, extra: Omit<FeedRequest, 'colu
   await x.t.cleanup(`DROP TABLE IF EXISTS ${quoteRelation(staging.rel)}`);
   try {
     await x.t.exec(createSql(staging.rel, load, staging.create));
-    const count = await x.t.load(staging.rel, load, feedFor(x, source, extra), true);
+    const count = await x.t.load(staging.rel, load, feedFor(x, source, extra));
     await x.t.staged?.(staging.rel);
     x.log(`staged ${count.rows} rows; merging by ${keys.join(', ')} (${x.plan.targetOptions.merge_strategy ?? 'update_insert'})`);
     await inTransaction(x.t, async () => {
