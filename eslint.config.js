@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'examples/**', 'bin/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'examples/**', 'bin/**', 'coverage/**', 'bench/out/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
