@@ -164,6 +164,12 @@ test('the job `streams` subset runs only the named streams; a missing connection
   assert.equal(done.status, 'success');
   assert.deepEqual((await tasks(a, done.exec_id)).map((x) => x.stream_name), ['public.users', 'public.zeta']);
 
+  // Every stream disabled: nothing did work, so the execution is `skipped` (§5.2).
+  const off = await save(a, 'replications/off.yaml', "source: WAREHOUSE\ntarget: LAKE\nstreams:\n  public.users:\n    object: main.off_users\n    disabled: true\n");
+  const offDone = await finished(a, await run(a, { job_id: off }));
+  assert.equal(offDone.status, 'skipped');
+  assert.deepEqual((await tasks(a, offDone.exec_id)).map((x) => x.status), ['skipped']);
+
   const nope = await save(a, 'replications/nope.yaml', 'source: NOPE\ntarget: LAKE\nstreams:\n  public.users:\n    object: main.x\n');
   const failed = await finished(a, await run(a, { job_id: nope }));
   assert.deepEqual([failed.status, failed.error], ['error', 'connection NOPE not found']);

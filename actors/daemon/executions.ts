@@ -198,7 +198,15 @@ export class ExecutionService {
     const names = new Map(works.map((w) => [w.taskId, w.streamName]));
     const failed = outcomes.filter((o) => o.status === 'error');
     const status: ExecutionStatus =
-      failed.length > 0 ? 'error' : outcomes.some((o) => o.status === 'warning') ? 'warning' : outcomes.every((o) => o.status === 'cancelled') ? 'cancelled' : 'success';
+      failed.length > 0
+        ? 'error'
+        : outcomes.some((o) => o.status === 'warning')
+          ? 'warning'
+          : outcomes.every((o) => o.status === 'cancelled')
+            ? 'cancelled'
+            : outcomes.every((o) => o.status === 'skipped')
+              ? 'skipped'
+              : 'success';
     return this.#finish(exec, status, failed.length > 0 ? summary(failed, names) : null);
   }
 

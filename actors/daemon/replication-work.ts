@@ -114,7 +114,7 @@ function runOne(plan: StreamPlan, run: ReplicationRun, registry: ConnectionRegis
     if (plan.disabled) {
       say(`stream ${plan.streamName} is disabled: skipped`);
       await run.onSkipped?.(plan);
-      return { rows: 0, bytes: 0 };
+      return { rows: 0, bytes: 0, skipped: true };
     }
     let outcome;
     try {
@@ -187,7 +187,6 @@ function varsOf(exec: ExecutionRecord, job: JobRecord | undefined): (name: strin
 /** §5.1 replication: the execution's tasks (the `replication` entry of job-kinds.ts). */
 export async function replicationTaskWorks(file: ReplicationFile, ctx: ReplicationContext): Promise<TaskWork[]> {
   const { exec } = ctx;
-  const now = () => new Date().toISOString();
   return replicationWorks(file, {
     pool: ctx.pool,
     lines: ctx.lines,
@@ -200,10 +199,6 @@ export async function replicationTaskWorks(file: ReplicationFile, ctx: Replicati
     vars: varsOf(exec, ctx.job),
     env: ctx.lookup,
     watermarks: { store: ctx.store, scope: `${exec.project_id}:${exec.file_name}` },
-    // §6.3 `disabled`: the task ends `skipped`; a terminal record is not changed by the runner afterwards.
-    onSkipped: async (plan) => {
-      await ctx.store.upsertTask({ exec_id: exec.exec_id, task_id: plan.taskId, stream_name: plan.streamName, object: plan.object, mode: plan.mode, status: 'skipped', end_time: now() });
-    },
   });
 }
 

@@ -9,12 +9,16 @@ import { EngineError, type SerializedError } from '../../engine/errors.js';
 import type { StateStore, ExecutionStatus } from '../../engine/state/store.js';
 import { RunActor } from '../runtime.js';
 
-/** What a task's work returns: counters, monitor metrics, and a warning that makes the task `warning` (§5.2). */
+/**
+ * What a task's work returns: counters, monitor metrics, a warning that makes
+ * the task `warning`, or `skipped` when it had nothing to do (§5.2).
+ */
 export interface TaskResult {
   readonly rows: number;
   readonly bytes: number;
   readonly metrics?: Readonly<Record<string, unknown>>;
   readonly warning?: string;
+  readonly skipped?: boolean;
 }
 
 export interface TaskWork {
@@ -107,7 +111,7 @@ export async function startTasks(store: StateStore, execId: string, tasks: reado
 }
 
 function finalStatus(status: string, error: SerializedError | undefined, result: TaskResult | undefined): ExecutionStatus {
-  if (status === 'success') return result?.warning ? 'warning' : 'success';
+  if (status === 'success') return result?.skipped ? 'skipped' : result?.warning ? 'warning' : 'success';
   if (status === 'error') return error?.code === 'cancelled' ? 'cancelled' : 'error';
   return 'cancelled';
 }
