@@ -207,7 +207,7 @@ export class ExecutionService {
             : outcomes.every((o) => o.status === 'skipped')
               ? 'skipped'
               : 'success';
-    return this.#finish(exec, status, failed.length > 0 ? summary(failed, names) : null);
+    return this.#finish(exec, status, failed.length > 0 ? summary(failed, names) : status === 'skipped' ? 'nothing to do: every task was skipped' : null);
   }
 
   async #finish(exec: ExecutionRecord, status: ExecutionStatus, error: string | null): Promise<void> {
