@@ -1,0 +1,152 @@
+/**
+ * Spawns a Node program (the real CLI, or a floor script) and measures it
+ * from the outside: wall time from spawn to exit, peak RSS and CPU time, and
+ * — for build runs, which log JSON lines (SERVICE_LOGGING=JSON) — the phases
+ * between spawn, the first `START` line, the summary line and exit.
+ *
+ * Peak RSS and CPU come from GNU `/usr/bin/time -f` when present, else from
+ * polling /proc/<pid>/status (VmHWM, every 20 ms). Nothing is loaded into the
+ * measured process: a `--import` preload is inherited by every worker thread
+ * and changed what it measured (slower worker start-up, and Node 20 failing
+ * module loads under worker churn).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+/** The CLI under test; BENCH_CLI points elsewhere for A/B runs of a candidate fix (a patched build). */
+export const CLI = process.env.BENCH_CLI ?? join(REPO, 'bin', 'service.js');
+const GNU_TIME = '/usr/bin/time';
+const hasGnuTime = existsSync(GNU_TIME);
+
+export interface TimedRun {
+  readonly code: number | null;
+  readonly wallMs: number;
+  /** Peak RSS in bytes (0 when unknown). */
+  readonly maxRss: number;
+  /** CPU time (user + system, all threads) in ms; 0 when unknown. */
+  readonly cpuMs: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Epoch ms at spawn, for lining up log timestamps. */
+  readonly spawnedAt: number;
+  /** Killed at `timeoutMs`. */
+  readonly timedOut: boolean;
+}
+
+export interface SpawnOptions {
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  /** Extra node flags (e.g. `--cpu-prof`). */
+  readonly nodeFlags?: readonly string[];
+  /** Kill the process after this long (the bench must stay bounded). */
+  readonly timeoutMs?: number;
+}
+
+/** Peak RSS (VmHWM) of a live process from /proc, in bytes; 0 when not readable. */
+function vmHwm(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export async function spawnTimed(script: string, args: readonly string[], opts: SpawnOptions = {}): Promise<TimedRun> {
+  const scratch = mkdtempSync(join(tmpdir(), 'bench-time-'));
+  const usageFile = join(scratch, 'usage');
+  try {
+    const nodeArgs = [...(opts.nodeFlags ?? []), script, ...args];
+    const [cmd, argv] = hasGnuTime ? [GNU_TIME, ['-f', '%M %U %S', '-o', usageFile, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+    const spawnedAt = Date.now();
+    const t0 = performance.now();
+    // Own process group, so a timeout kills node and not only /usr/bin/time.
+    const child = spawn(cmd, argv, { cwd: opts.cwd ?? REPO, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    let timedOut = false;
+    let polledRss = 0;
+    const poll = hasGnuTime ? undefined : setInterval(() => (polledRss = Math.max(polledRss, vmHwm(child.pid!))), 20);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, opts.timeoutMs ?? 300_000);
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (c) => resolve(c));
+    }).finally(() => {
+      clearTimeout(timer);
+      if (poll) clearInterval(poll);
+    });
+    const wallMs = performance.now() - t0;
+    let maxRss = polledRss;
+    let cpuMs = 0;
+    if (hasGnuTime && existsSync(usageFile)) {
+      // The last line: GNU time prefixes "Command exited with non-zero status N" on failures.
+      const last = readFileSync(usageFile, 'utf8').trim().split('\n').pop() ?? '';
+      const [kb, user, sys] = last.split(' ').map(Number);
+      if (kb !== undefined && Number.isFinite(kb)) maxRss = kb * 1024;
+      if (user !== undefined && sys !== undefined && Number.isFinite(user + sys)) cpuMs = (user + sys) * 1000;
+    }
+    return { code, wallMs, maxRss, cpuMs, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), spawnedAt, timedOut };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+export class TimeoutError extends Error {}
+
+/** Runs `node bin/service.js <args>`; a non-zero exit is an error carrying the CLI's stderr tail. */
+export async function runCli(args: readonly string[], opts: SpawnOptions = {}): Promise<TimedRun> {
+  const r = await spawnTimed(CLI, args, opts);
+  if (r.timedOut) throw new TimeoutError(`service ${args.join(' ')} did not finish within ${((opts.timeoutMs ?? 300_000) / 1000).toFixed(0)} s`);
+  if (r.code !== 0) {
+    const tail = r.stderr.split('\n').slice(-15).join('\n');
+    throw new Error(`service ${args.join(' ')} exited with ${r.code}:\n${tail}`);
+  }
+  return r;
+}
+
+export interface RunPhases {
+  /** Spawn → first node START: process start, module load, project load, compile, connect, schemas. */
+  readonly startupMs: number;
+  /** First START → summary line: the scheduled execution of every node. */
+  readonly executeMs: number;
+  /** Summary line → exit: pool and connection shutdown. */
+  readonly shutdownMs: number;
+}
+
+interface JsonLine {
+  readonly msg?: string;
+  readonly time?: string;
+}
+
+/** Phases of a `build run` that logged JSON lines (SERVICE_LOGGING=JSON). */
+export function runPhases(r: TimedRun): RunPhases {
+  const lines: JsonLine[] = [];
+  for (const text of r.stderr.split('\n')) {
+    if (!text.startsWith('{')) continue;
+    try {
+      lines.push(JSON.parse(text) as JsonLine);
+    } catch {
+      // not a log line
+    }
+  }
+  const first = lines.find((l) => l.msg?.endsWith(' START'));
+  const summary = lines.find((l) => l.msg?.startsWith('Build Completed in'));
+  if (!first?.time || !summary?.time) throw new Error('build run output has no START or summary line (was SERVICE_LOGGING=JSON set?)');
+  const start = Date.parse(first.time);
+  const end = Date.parse(summary.time);
+  const exit = r.spawnedAt + r.wallMs;
+  return { startupMs: start - r.spawnedAt, executeMs: end - start, shutdownMs: exit - end };
+}

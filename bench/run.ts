@@ -1,0 +1,157 @@
+/**
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,dag,api,micro] [-- --keep]`
+ *
+ * Generates its inputs, runs every benchmark suite, prints one Markdown table
+ * (ours | baseline measured in the same run | ratio | target) and writes
+ * bench/results.json. A fresh PostgreSQL database `bench_<random>` is created
+ * for the run and dropped at the end; projects and DuckDB files live in a
+ * temp directory that is removed too. Nothing here asserts on timing and
+ * nothing here runs in CI.
+ *
+ *   --quick    smaller inputs, one repetition (under a minute on 2 cores)
+ *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
+ *              largest project and of the PostgreSQL run, kept under
+ *              bench/out/profiles/; prints where the time goes
+ *   --only=…   a subset of suites: compile, run, dag, api, micro
+ *   --keep     keep the temp directory (generated projects)
+ *
+ * BENCH_CLI=/path/to/bin/service.js times another build of the CLI (an A/B
+ * of a candidate fix); SERVICE_BENCH_PG_URL names the PostgreSQL server.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
+import { formatSummary, profileFiles, summarize } from './lib/cpu-profile.js';
+import { ensureBuild } from './lib/ensure-build.js';
+import { describeMachine, loadNow, machineInfo } from './lib/machine.js';
+import { markdownTable, type Row } from './lib/report.js';
+import type { SuiteContext } from './lib/suite-context.js';
+import { compileThroughput } from './suites/compile-throughput.js';
+import { dagThroughput } from './suites/dag-throughput.js';
+import { micro } from './suites/micro.js';
+import { runOverhead } from './suites/run-overhead.js';
+
+const SUITES = ['compile', 'run', 'dag', 'api', 'micro'] as const;
+type Suite = (typeof SUITES)[number];
+
+interface Options {
+  readonly quick: boolean;
+  readonly profile: boolean;
+  readonly keep: boolean;
+  readonly only: ReadonlySet<Suite>;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  let quick = false;
+  let profile = false;
+  let keep = false;
+  let only = new Set<Suite>(SUITES);
+  for (const arg of argv) {
+    if (arg === '--quick') quick = true;
+    else if (arg === '--profile') profile = true;
+    else if (arg === '--keep') keep = true;
+    else if (arg.startsWith('--only=')) {
+      const names = arg.slice('--only='.length).split(',');
+      const unknown = names.filter((n) => !(SUITES as readonly string[]).includes(n));
+      if (unknown.length > 0) throw new Error(`--only: unknown suite '${unknown.join(',')}'; expected some of ${SUITES.join(', ')}`);
+      only = new Set(names as Suite[]);
+    } else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`usage: npm run bench [-- --quick] [-- --profile] [-- --only=${SUITES.join(',')}] [-- --keep]\n`);
+      process.exit(0);
+    } else throw new Error(`unknown flag '${arg}'; see npm run bench -- --help`);
+  }
+  return { quick, profile, keep, only };
+}
+
+/** Item 4 of the benchmark issue: a placeholder row until the daemon benchmark plugs in here. */
+function apiPlaceholder(): Row {
+  // TODO(bench, issue item 4 "API"): plug the daemon benchmark in here. bench/api/api-load.ts
+  // (a real `service serve` process with 100,000 stored executions, 50 keep-alive loopback clients)
+  // is its starting point: wrap it as suites/api.ts taking a SuiteContext (quick: fewer executions
+  // and seconds), add a baseline measured in the same run (e.g. a bare node:http handler answering
+  // the same payload), and replace this row with its rows (requests/s, p50/p99 against the baseline).
+  return { id: 'api', label: '4. API: pending daemon', ours: '—', baseline: '—', ratio: null, data: { pending: 'the daemon benchmark is not plugged in yet' } };
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  const progress = (m: string) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s] ${m}\n`);
+  const rebuilt = ensureBuild(progress);
+  const machine = machineInfo();
+  if (machine.loadAverageAtStart > machine.cores / 2) {
+    progress(`warning: load average ${machine.loadAverageAtStart.toFixed(1)} on ${machine.cores} cores — other work will skew the figures`);
+  }
+  const work = mkdtempSync(join(tmpdir(), 'service-bench-'));
+  const home = join(work, 'home'); // empty SERVICE_HOME_DIR: no host connections leak in
+  mkdirSync(home);
+  const profileDir = opts.profile ? join(fileURLToPath(new URL('.', import.meta.url)), 'out', 'profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
+  let db: BenchDatabase | undefined;
+  const cleanup = async () => {
+    await db?.drop().catch((err: unknown) => process.stderr.write(`warning: could not drop ${db?.name}: ${(err as Error).message}\n`));
+    if (!opts.keep) rmSync(work, { recursive: true, force: true });
+  };
+  const onSignal = () => {
+    progress('interrupted: dropping the bench database');
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const rows: Row[] = [];
+  try {
+    db = await createBenchDatabase();
+    progress(`database ${db.name} (PostgreSQL ${db.serverVersion}); work dir ${work}`);
+    const ctx: SuiteContext = { quick: opts.quick, work, db, cliEnv: { SERVICE_HOME_DIR: home, SERVICE_LOGGING: 'JSON' }, ...(profileDir ? { profileDir } : {}), progress };
+    if (opts.only.has('compile')) rows.push(...(await compileThroughput(ctx)));
+    if (opts.only.has('run')) rows.push(...(await runOverhead(ctx)));
+    if (opts.only.has('dag')) rows.push(...(await dagThroughput(ctx)));
+    if (opts.only.has('api')) rows.push(apiPlaceholder());
+    if (opts.only.has('micro')) rows.push(...(await micro(ctx)));
+  } finally {
+    await cleanup();
+  }
+
+  const seconds = (performance.now() - started) / 1000;
+  const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+  const where = describeMachine(machine, db!.serverVersion);
+  const table = markdownTable(rows);
+  process.stdout.write(`\n${table}\n\n`);
+  const loadEnd = loadNow();
+  process.stdout.write(
+    `Ratio = ours / baseline (1.00× = as fast as the baseline). ${command}, ${seconds.toFixed(0)} s, on ${where}; ` +
+      `load average ${machine.loadAverageAtStart.toFixed(1)} at start, ${loadEnd.toFixed(1)} at end.\n`,
+  );
+  const targets = rows.filter((r) => r.target);
+  for (const r of targets) {
+    const t = r.target!;
+    process.stdout.write(`Target ${t.text} — ${r.label}: ${t.met === null ? 'not evaluated in --quick' : t.met ? 'met' : `missed${t.miss ? ` by ${t.miss}` : ''}`}\n`);
+  }
+
+  let profiles: ReturnType<typeof summarize>[] = [];
+  if (profileDir) {
+    const dirs = existsSync(profileDir) ? readdirSync(profileDir).sort() : [];
+    profiles = dirs.flatMap((d) => profileFiles(join(profileDir, d))).map((f) => summarize(f, 15));
+    process.stdout.write(`\nCPU profiles (${profileDir}):\n\n${profiles.map(formatSummary).join('\n\n')}\n`);
+  }
+  const results = {
+    generatedAt: new Date().toISOString(),
+    command,
+    mode: opts.quick ? 'quick' : 'full',
+    durationSeconds: seconds,
+    machine: { ...machine, loadAverageAtEnd: loadEnd, postgres: db!.serverVersion, postgresSettings: { synchronous_commit: 'off (bench database only)' } },
+    ...(rebuilt ? { rebuiltDistBecauseOf: rebuilt } : {}),
+    rows,
+    ...(profiles.length > 0 ? { profiles } : {}),
+  };
+  const out = fileURLToPath(new URL('./results.json', import.meta.url));
+  writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  process.stdout.write(`\nwrote ${out}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
