@@ -38,7 +38,11 @@ function closingBrace(text: string, open: number): number {
   return -1;
 }
 
-export function templateParts(text: string): TemplatePart[] {
+/**
+ * `isExpr` decides which brace text is an expression (default: the scopes and
+ * functions of §6.4.3; the pipeline runner adds its own scopes, e.g. hooks' `model`).
+ */
+export function templateParts(text: string, isExpr: (inner: string) => boolean = isTemplateExpression): TemplatePart[] {
   const parts: TemplatePart[] = [];
   let literal = '';
   let i = 0;
@@ -47,7 +51,7 @@ export function templateParts(text: string): TemplatePart[] {
     if (open < 0) break;
     const close = open > 0 && text[open - 1] === '$' ? -1 : closingBrace(text, open);
     const inner = close < 0 ? '' : text.slice(open + 1, close);
-    if (close < 0 || !isTemplateExpression(inner)) {
+    if (close < 0 || !isExpr(inner)) {
       literal += text.slice(i, open + 1);
       i = open + 1;
       continue;

@@ -10,7 +10,7 @@
  * keys (messages, URLs, SQL) always get text.
  */
 import { EngineError } from '../errors.js';
-import { EXPRESSION_FUNCTIONS, EXPRESSION_SCOPES, type TemplatePart } from '../jobs/index.js';
+import { EXPRESSION_FUNCTIONS, EXPRESSION_SCOPES, templateParts, type TemplatePart } from '../jobs/index.js';
 import { evaluateSource, toText, type EvalScope, type Value } from './evaluate.js';
 
 /** `${NAME}` lookup; undefined = not set. */
@@ -36,20 +36,6 @@ const NAME_START = /^\s*([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_])(\s*\()?/;
 const FUNCTIONS = new Set(EXPRESSION_FUNCTIONS);
 const SCOPES = new Set(EXPRESSION_SCOPES);
 
-/** Index of the `}` closing a brace opened at `open`, skipping quoted strings; -1 when none. */
-function closingBrace(text: string, open: number): number {
-  let quote = '';
-  for (let i = open + 1; i < text.length; i++) {
-    const c = text[i];
-    if (quote !== '') {
-      if (c === '\\') i++;
-      else if (c === quote) quote = '';
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === '}') return i;
-  }
-  return -1;
-}
-
 /**
  * engine/jobs' `templateParts` rule — brace text is an expression when it
  * starts with a scope name or a known function call — with the scopes of
@@ -61,28 +47,7 @@ export function templatePartsIn(text: string, scope: EvalScope): TemplatePart[] 
     if (m === null) return false;
     return m[2] !== undefined ? FUNCTIONS.has(m[1]!) : SCOPES.has(m[1]!) || scope.roots.has(m[1]!);
   };
-  const parts: TemplatePart[] = [];
-  let literal = '';
-  let i = 0;
-  while (i < text.length) {
-    const open = text.indexOf('{', i);
-    if (open < 0) break;
-    const close = open > 0 && text[open - 1] === '$' ? -1 : closingBrace(text, open);
-    const inner = close < 0 ? '' : text.slice(open + 1, close);
-    if (close < 0 || !isExpr(inner)) {
-      literal += text.slice(i, open + 1);
-      i = open + 1;
-      continue;
-    }
-    literal += text.slice(i, open);
-    if (literal !== '') parts.push({ kind: 'text', text: literal });
-    literal = '';
-    parts.push({ kind: 'expr', source: inner, offset: open + 1 });
-    i = close + 1;
-  }
-  literal += text.slice(i);
-  if (literal !== '') parts.push({ kind: 'text', text: literal });
-  return parts;
+  return templateParts(text, isExpr);
 }
 
 /** `${NAME}` then `{…}`: the text form. */
