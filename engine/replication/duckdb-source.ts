@@ -67,17 +67,8 @@ export async function prepareDuckSource(s: DuckSession, plan: StreamPlan, from: 
     dialect: 'duckdb',
     columns,
     feed(req: FeedRequest): Feed {
-      const query = buildSourceQuery({
-        source: 'duckdb',
-        target,
-        from,
-        columns: req.columns,
-        ...(where !== undefined ? { where } : {}),
-        ...(req.after !== undefined ? { after: req.after } : {}),
-        ...(req.range !== undefined ? { range: req.range } : {}),
-        ...(req.loadedAt !== undefined ? { loadedAt: req.loadedAt } : {}),
-        ...(limit !== undefined ? { limit } : {}),
-      });
+      // FeedRequest's fields are the query's own; undefined ones add nothing.
+      const query = buildSourceQuery({ ...req, source: 'duckdb', target, from, where, limit });
       if (target === 'duckdb') return { kind: 'duckdb-sql', sql: query };
       const cols: SourceColumn[] = req.loadedAt !== undefined ? [...req.columns, loadedAtColumn('duckdb')] : [...req.columns];
       return { kind: 'csv', open: () => s.lines(duckCsvLineQuery(query, cols)) };

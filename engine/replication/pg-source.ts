@@ -50,17 +50,8 @@ export async function preparePgSource(s: PgSession, plan: StreamPlan, target: Di
     dialect: 'postgres',
     columns,
     feed(req: FeedRequest): Feed {
-      const query = buildSourceQuery({
-        source: 'postgres',
-        target,
-        from,
-        columns: req.columns,
-        ...(where !== undefined ? { where } : {}),
-        ...(req.after !== undefined ? { after: req.after } : {}),
-        ...(req.range !== undefined ? { range: req.range } : {}),
-        ...(req.loadedAt !== undefined ? { loadedAt: req.loadedAt } : {}),
-        ...(limit !== undefined ? { limit } : {}),
-      });
+      // FeedRequest's fields are the query's own; undefined ones add nothing.
+      const query = buildSourceQuery({ ...req, source: 'postgres', target, from, where, limit });
       if (target === 'postgres') return { kind: 'pg-text', open: () => s.copyOut(`COPY (${query}) TO STDOUT`) };
       const cols = req.loadedAt !== undefined ? [...req.columns, loadedAtColumn('postgres')] : req.columns;
       return { kind: 'pg-csv', columns: cols, open: () => s.copyOut(`COPY (${query}) TO STDOUT WITH (FORMAT csv)`) };
