@@ -4,36 +4,15 @@
 // statement in the database, and the list / tasks / steps endpoints with
 // every parameter rule. (Rows 17, 19 and 20 use a query job: replication
 // jobs cannot run yet.)
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
-import { eventually, EXEC_ID, fixtureEnv, startApiServer, TIME, type ApiServer } from './helpers/api-server.js';
+import { usePgDaemon } from './helpers/pg-daemon.js';
+import { eventually, EXEC_ID, TIME, type ApiServer } from './helpers/api-server.js';
 
-let api: ApiServer | undefined;
-let db: TempDatabase | undefined;
+const fx = usePgDaemon('api_exec', "create table public.users (id int primary key, name text); insert into public.users values (1, 'ada'), (2, 'bob'), (3, 'cy')");
+const ready = (t: TestContext) => fx.ready(t);
 /** Shared between the ordered scenarios, as in §11. */
 const state: { usersExec?: string; slowJob?: string; slowFirst?: string } = {};
-
-before(async () => {
-  if (!(await pgAvailable())) return;
-  db = await createTempDatabase('api_exec');
-  const c = new pg.Client({ connectionString: db.url });
-  await c.connect();
-  await c.query("create table public.users (id int primary key, name text); insert into public.users values (1, 'ada'), (2, 'bob'), (3, 'cy')");
-  await c.end();
-  api = await startApiServer({ acmeEnv: fixtureEnv(db.url) });
-});
-
-after(async () => {
-  await api?.close();
-  await db?.drop();
-});
-
-async function ready(t: TestContext): Promise<ApiServer | undefined> {
-  if (!(await requirePg(t))) return undefined;
-  return api!;
-}
 
 const bad = (error: string) => ({ error, code: 'bad_request' });
 const filters = (f: unknown) => `filters=${encodeURIComponent(JSON.stringify(f))}`;
@@ -57,17 +36,7 @@ async function saveFile(a: ApiServer, name: string, body: string): Promise<any> 
   return res.body;
 }
 
-/** pg_sleep statements of the temp database still running. */
-async function sleepers(): Promise<number> {
-  const c = new pg.Client({ connectionString: db!.url });
-  await c.connect();
-  try {
-    const r = await c.query("select count(*)::int as n from pg_stat_activity where datname = $1 and query like '%pg_sleep(60)%' and pid <> pg_backend_pid()", [db!.name]);
-    return r.rows[0].n as number;
-  } finally {
-    await c.end();
-  }
-}
+const sleepers = () => fx.sleepers();
 
 test('row 5: WAREHOUSE tests valid', async (t) => {
   const a = await ready(t);

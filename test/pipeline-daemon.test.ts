@@ -4,34 +4,13 @@
 // check step) → log, with its Step records, states, execution totals and
 // `build`; loops and the step_id filter; command steps off by default;
 // variables; cancel stops a running query step in the database.
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
-import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
-import { eventually, fixtureEnv, startApiServer, TIME, U, type ApiServer } from './helpers/api-server.js';
+import { usePgDaemon } from './helpers/pg-daemon.js';
+import { eventually, TIME, U, type ApiServer } from './helpers/api-server.js';
 
-let api: ApiServer | undefined;
-let db: TempDatabase | undefined;
-
-before(async () => {
-  if (!(await pgAvailable())) return;
-  db = await createTempDatabase('pipe_daemon');
-  const c = new pg.Client({ connectionString: db.url });
-  await c.connect();
-  await c.query("create table public.users (id int primary key, name text); insert into public.users values (1, 'ada'), (2, 'bob'), (3, 'cy')");
-  await c.end();
-  api = await startApiServer({ acmeEnv: fixtureEnv(db.url) });
-});
-
-after(async () => {
-  await api?.close();
-  await db?.drop();
-});
-
-async function ready(t: TestContext): Promise<ApiServer | undefined> {
-  if (!(await requirePg(t))) return undefined;
-  return api!;
-}
+const fx = usePgDaemon('pipe_daemon', "create table public.users (id int primary key, name text); insert into public.users values (1, 'ada'), (2, 'bob'), (3, 'cy')");
+const ready = (t: TestContext) => fx.ready(t);
 
 const filters = (f: unknown) => `filters=${encodeURIComponent(JSON.stringify(f))}`;
 
@@ -202,16 +181,7 @@ test('cancel: a running pipeline query step is stopped in PostgreSQL; the step a
   if (!a) return;
   const saved = await save(a, 'pipelines/slow.yaml', "steps:\n  - {id: slow, type: query, connection: WAREHOUSE, query: 'select pg_sleep(60)'}\n  - log: never\n");
   const execId = await run(a, saved.default_job_id);
-  const sleepers = async () => {
-    const c = new pg.Client({ connectionString: db!.url });
-    await c.connect();
-    try {
-      const r = await c.query("select count(*)::int as n from pg_stat_activity where datname = $1 and query like '%pg_sleep(60)%' and pid <> pg_backend_pid()", [db!.name]);
-      return r.rows[0].n as number;
-    } finally {
-      await c.end();
-    }
-  };
+  const sleepers = () => fx.sleepers();
   await eventually(async () => ((await sleepers()) > 0 ? true : undefined), 10_000, 'pg_sleep to start');
   const res = await a.request('POST', '/execution/cancel', { body: { exec_id: execId } });
   assert.deepEqual(res.body, { exec_id: execId, status: 'cancelled' });
