@@ -8,23 +8,16 @@
 // table (full-refresh) or the pre-run rows (incremental, truncate) intact,
 // and incremental file streams that read only files changed since the last
 // successful run.
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import pg from 'pg';
-import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
-import { eventually, fixtureEnv, startApiServer, type ApiServer } from './helpers/api-server.js';
+import { usePgDaemon } from './helpers/pg-daemon.js';
+import { eventually, type ApiServer } from './helpers/api-server.js';
 import { duckRows, pgQuery } from './helpers/replication-fixtures.js';
 
-let api: ApiServer | undefined;
-let db: TempDatabase | undefined;
 let files = '';
-
-before(async () => {
-  if (!(await pgAvailable())) return;
-  db = await createTempDatabase('repl_exec');
-  await pgQuery(db.url, `
+const fx = usePgDaemon('repl_exec', `
     create table public.users (id int primary key, name text);
     insert into public.users values (1, 'ada'), (2, 'bob'), (3, 'cy');
     create table public.zeta (id int, v text); insert into public.zeta values (1, 'z');
@@ -32,24 +25,15 @@ before(async () => {
     insert into public.orders values (1, 9.99, '2024-01-01 00:00:00+00'), (2, 5.00, '2024-01-02 00:00:00+00');
     create table public.broken (id int);
     create table public.skipme (id int);
-    create schema other; create table other.t (id int)`);
-  api = await startApiServer({ acmeEnv: fixtureEnv(db.url) });
-  files = path.join(api.base, 'files');
-  await mkdir(path.join(files, 'in'), { recursive: true });
-  const { readFile } = await import('node:fs/promises');
-  const env = await readFile(api.acme.envFile, 'utf8');
-  await writeFile(api.acme.envFile, env.replace('connections:\n', `connections:\n  FILES:\n    type: file\n    url: file://${files}\n`));
+    create schema other; create table other.t (id int)`, {
+  afterStart: async (api) => {
+    files = path.join(api.base, 'files');
+    await mkdir(path.join(files, 'in'), { recursive: true });
+    const env = await readFile(api.acme.envFile, 'utf8');
+    await writeFile(api.acme.envFile, env.replace('connections:\n', `connections:\n  FILES:\n    type: file\n    url: file://${files}\n`));
+  },
 });
-
-after(async () => {
-  await api?.close();
-  await db?.drop();
-});
-
-async function ready(t: TestContext): Promise<ApiServer | undefined> {
-  if (!(await requirePg(t))) return undefined;
-  return api!;
-}
+const ready = (t: TestContext) => fx.ready(t);
 
 async function save(a: ApiServer, name: string, body: string): Promise<string | undefined> {
   const res = await a.request('POST', '/project/file/save', { body: { file: { name, body } } });
@@ -88,7 +72,7 @@ async function tasks(a: ApiServer, execId: string, excludeOutput = true): Promis
   return res.body.tasks;
 }
 
-const lake = () => path.join(path.dirname(api!.acme.envFile), 'lake.duckdb');
+const lake = () => path.join(path.dirname(fx.api!.acme.envFile), 'lake.duckdb');
 
 test('§11 rows 17 and 24: the users replication into LAKE succeeds with 3 rows; its task record carries the log', async (t) => {
   const a = await ready(t);
@@ -177,15 +161,15 @@ test('the job `streams` subset runs only the named streams; a missing connection
 
 /** Sum and count of tgt.<table> on WAREHOUSE, and temp tables left behind. */
 async function targetState(table: string): Promise<{ n: number; sum: number; leftovers: number }> {
-  const [r] = await pgQuery(db!.url, `select count(*)::int as n, coalesce(sum(v), 0)::bigint as sum from tgt.${table}`);
-  const [l] = await pgQuery(db!.url, "select count(*)::int as n from pg_class where relname like '\\_service\\_%'");
+  const [r] = await pgQuery(fx.db!.url, `select count(*)::int as n, coalesce(sum(v), 0)::bigint as sum from tgt.${table}`);
+  const [l] = await pgQuery(fx.db!.url, "select count(*)::int as n from pg_class where relname like '\\_service\\_%'");
   return { n: r.n, sum: Number(r.sum), leftovers: l.n };
 }
 
 test('a load into PostgreSQL failing mid-way leaves the previous table (full-refresh) and the pre-run rows (incremental, truncate)', async (t) => {
   const a = await ready(t);
   if (!a) return;
-  await pgQuery(db!.url, 'create schema tgt');
+  await pgQuery(fx.db!.url, 'create schema tgt');
   // FAIL_AT = 0 never fails; otherwise row FAIL_AT divides by zero after ~90,000 rows were sent.
   const sql = 'select g as id, case when g = ${FAIL_AT} then 1 / (g - g) else g * ${FACTOR} end as v from generate_series(1, 100000) g';
   for (const [mode, extra] of [['full-refresh', ''], ['incremental', '\n    primary_key: [id]'], ['truncate', '']] as const) {
@@ -219,16 +203,7 @@ test('§11 row 20 with a replication: cancel stops pg_sleep and leaves the previ
   assert.deepEqual(await duckRows(lake(), 'select x from main.slow'), [[1]]);
 });
 
-async function sleepers(): Promise<number> {
-  const c = new pg.Client({ connectionString: db!.url });
-  await c.connect();
-  try {
-    const r = await c.query("select count(*)::int as n from pg_stat_activity where datname = $1 and query like '%pg_sleep(60)%' and pid <> pg_backend_pid()", [db!.name]);
-    return r.rows[0].n as number;
-  } finally {
-    await c.end();
-  }
-}
+const sleepers = () => fx.sleepers();
 
 test('incremental file streams without keys read only files modified since the last successful run', async (t) => {
   const a = await ready(t);
@@ -244,5 +219,5 @@ test('incremental file streams without keys read only files modified since the l
   assert.deepEqual([second.status, second.rows], ['success', 1]);
   const third = await finished(a, await run(a, { job_id: job }));
   assert.deepEqual([third.status, third.rows], ['success', 0]);
-  assert.deepEqual((await pgQuery(db!.url, 'select id::int as id, name from tgt.from_files order by id')).map((r) => [r.id, r.name]), [[1, 'one'], [2, 'two'], [3, 'three']]);
+  assert.deepEqual((await pgQuery(fx.db!.url, 'select id::int as id, name from tgt.from_files order by id')).map((r) => [r.id, r.name]), [[1, 'one'], [2, 'two'], [3, 'three']]);
 });
