@@ -6,11 +6,9 @@
  */
 import { join } from 'node:path';
 import { loadConnections } from '../engine/connections/index.js';
-import { EngineError, errorChain } from '../engine/errors.js';
-import { openTarget } from '../engine/targets/index.js';
+import { testConnection } from '../engine/connections/test-connection.js';
 import type { Io } from './io.js';
 
-const CONNECT_TIMEOUT_MS = 10_000;
 
 function registry() {
   return loadConnections({ projectEnvFile: join(process.cwd(), 'env.yaml') });
@@ -40,21 +38,9 @@ export async function connsTest(name: string | undefined, io: Io): Promise<numbe
     io.err(`fatal: connection ${name} not found\n`);
     return 1;
   }
-  try {
-    const target = openTarget(conn, { connectTimeoutMs: CONNECT_TIMEOUT_MS, poolSize: 1 });
-    try {
-      const session = await target.open();
-      try {
-        await session.countQuery('select 1');
-      } finally {
-        await session.close();
-      }
-    } finally {
-      await target.close();
-    }
-  } catch (err) {
-    const detail = err instanceof EngineError && err.code === 'connection' && err.cause !== undefined ? err.cause : err;
-    io.err(`fatal: could not connect to ${conn.name}: ${reg.redact(errorChain(detail))}\n`);
+  const result = await testConnection(conn, reg);
+  if (!result.valid) {
+    io.err(`fatal: ${result.error}\n`);
     return 1;
   }
   io.out(`Connection ${conn.name}: valid\n`);
