@@ -4,27 +4,13 @@
  * `next_run` (the next scheduled fire; null when inactive or unscheduled).
  */
 import { nextRun } from '../schedule/cron.js';
-import type { JobConfig, JobPolicy, JobRecord, JobType, StateStore } from '../state/store.js';
+import type { JobRecord, StateStore } from '../state/store.js';
 
-export interface JobView {
-  readonly id: string;
-  readonly name: string;
-  readonly type: JobType;
-  readonly file_name: string;
-  readonly description: string;
-  readonly active: boolean;
-  readonly default: boolean;
-  readonly streams: readonly string[];
-  readonly tags: readonly string[];
-  readonly schedules: readonly string[];
-  readonly timezone: string;
-  readonly policy: JobPolicy;
-  readonly config: JobConfig;
-  readonly created: string;
-  readonly updated: string;
+/** The stored job without `project_id` (internal), plus the two computed fields. */
+export type JobView = Omit<JobRecord, 'project_id'> & {
   readonly executed: string | null;
   readonly next_run: string | null;
-}
+};
 
 export function nextRunOf(job: Pick<JobRecord, 'active' | 'schedules' | 'timezone'>, now: Date): string | null {
   if (!job.active || job.schedules.length === 0) return null;
