@@ -28,6 +28,7 @@ import { ensureBuild } from './lib/ensure-build.js';
 import { describeMachine, loadNow, machineInfo } from './lib/machine.js';
 import { markdownTable, type Row } from './lib/report.js';
 import type { SuiteContext } from './lib/suite-context.js';
+import { apiThroughput } from './suites/api.js';
 import { compileThroughput } from './suites/compile-throughput.js';
 import { dagThroughput } from './suites/dag-throughput.js';
 import { micro } from './suites/micro.js';
@@ -65,16 +66,6 @@ function parseArgs(argv: readonly string[]): Options {
   return { quick, profile, keep, only };
 }
 
-/** Item 4 of the benchmark issue: a placeholder row until the daemon benchmark plugs in here. */
-function apiPlaceholder(): Row {
-  // TODO(bench, issue item 4 "API"): plug the daemon benchmark in here. bench/api/api-load.ts
-  // (a real `service serve` process with 100,000 stored executions, 50 keep-alive loopback clients)
-  // is its starting point: wrap it as suites/api.ts taking a SuiteContext (quick: fewer executions
-  // and seconds), add a baseline measured in the same run (e.g. a bare node:http handler answering
-  // the same payload), and replace this row with its rows (requests/s, p50/p99 against the baseline).
-  return { id: 'api', label: '4. API: pending daemon', ours: '—', baseline: '—', ratio: null, data: { pending: 'the daemon benchmark is not plugged in yet' } };
-}
-
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const started = performance.now();
@@ -108,7 +99,7 @@ async function main(): Promise<void> {
     if (opts.only.has('compile')) rows.push(...(await compileThroughput(ctx)));
     if (opts.only.has('run')) rows.push(...(await runOverhead(ctx)));
     if (opts.only.has('dag')) rows.push(...(await dagThroughput(ctx)));
-    if (opts.only.has('api')) rows.push(apiPlaceholder());
+    if (opts.only.has('api')) rows.push(...(await apiThroughput(ctx)));
     if (opts.only.has('micro')) rows.push(...(await micro(ctx)));
   } finally {
     await cleanup();

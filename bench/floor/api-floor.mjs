@@ -1,0 +1,112 @@
+// The floor of the API benchmark (bench suite 4): a bare node:http server
+// doing the physical work of our two measured endpoints and nothing else —
+// no Koa, no authentication, no validation, no per-project lock, no request
+// log. Plain JavaScript, so it starts like the compiled CLI does.
+//
+//   GET  /execution/list?limit=N   the same page query on the same SQLite state
+//        file (better-sqlite3, WAL, one statement prepared once), the same
+//        status-count query for the page, the rows mapped to the API's
+//        Execution shape and JSON.stringify'd.
+//   POST /project/file/save        the body parsed, then the file written with
+//        the durability of our atomic write: a temporary file in the target's
+//        directory, fsync, rename over the target, fsync of the directory.
+//
+// Usage: node bench/floor/api-floor.mjs <state.db> <project id> <files root>
+// Prints `listening on http://127.0.0.1:<port>` on stderr.
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, stat } from 'node:fs/promises';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
+
+const [stateFile, projectId, filesRoot] = process.argv.slice(2);
+const db = new Database(stateFile);
+db.pragma('journal_mode = WAL');
+const page = db.prepare('SELECT * FROM executions WHERE project_id = ? ORDER BY start_time DESC, exec_id DESC LIMIT ?');
+const counts = db.prepare(
+  `SELECT exec_id, status, COUNT(*) AS n FROM tasks WHERE exec_id IN (SELECT value FROM json_each(?)) GROUP BY exec_id, status
+   UNION ALL
+   SELECT exec_id, status, COUNT(*) AS n FROM steps WHERE exec_id IN (SELECT value FROM json_each(?)) GROUP BY exec_id, status`,
+);
+const STATUSES = ['queued', 'running', 'success', 'error', 'warning', 'skipped', 'cancelled', 'interrupted'];
+
+function list(limit) {
+  const rows = page.all(projectId, limit);
+  const ids = JSON.stringify(rows.map((r) => r.exec_id));
+  const maps = new Map();
+  for (const c of counts.all(ids, ids)) {
+    let m = maps.get(c.exec_id);
+    if (!m) maps.set(c.exec_id, (m = Object.fromEntries(STATUSES.map((s) => [s, 0]))));
+    m[c.status] += c.n;
+  }
+  return JSON.stringify({
+    executions: rows.map((r) => ({
+      exec_id: r.exec_id,
+      job_id: r.job_id,
+      job_name: r.job_name,
+      job_type: r.job_type,
+      file_name: r.file_name,
+      status: r.status,
+      error: r.error,
+      trigger: r.triggered_by,
+      start_time: r.start_time,
+      end_time: r.end_time,
+      duration: r.end_time === null ? null : (Date.parse(r.end_time) - Date.parse(r.start_time)) / 1000,
+      rows: r.row_count,
+      bytes: r.byte_count,
+      status_map: maps.get(r.exec_id) ?? Object.fromEntries(STATUSES.map((s) => [s, 0])),
+      build: r.build === null ? null : JSON.parse(r.build),
+    })),
+  });
+}
+
+async function save(text) {
+  const { file } = JSON.parse(text);
+  const target = join(filesRoot, file.name);
+  const dir = dirname(target);
+  await mkdir(dir, { recursive: true });
+  const tmp = join(dir, `.service-tmp-${randomBytes(12).toString('hex')}`);
+  const fh = await open(tmp, 'wx', 0o666);
+  try {
+    await fh.writeFile(Buffer.from(file.body ?? '', 'utf8'));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, target);
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+  const st = await stat(target);
+  return JSON.stringify({ file: { name: file.name, is_dir: false, updated: st.mtime.toISOString(), size: st.size } });
+}
+
+const server = http.createServer((req, res) => {
+  const reply = (status, body) => {
+    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  const url = new URL(req.url, 'http://floor');
+  if (req.method === 'GET' && url.pathname === '/execution/list') {
+    req.resume();
+    return reply(200, list(Number(url.searchParams.get('limit') ?? 25)));
+  }
+  if (req.method === 'POST' && url.pathname === '/project/file/save') {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      save(Buffer.concat(chunks).toString('utf8')).then(
+        (body) => reply(200, body),
+        (err) => reply(500, JSON.stringify({ error: String(err), code: 'internal' })),
+      );
+    });
+    return undefined;
+  }
+  req.resume();
+  return reply(404, '{"error":"no route","code":"not_found"}');
+});
+server.listen(0, '127.0.0.1', () => process.stderr.write(`listening on http://127.0.0.1:${server.address().port}\n`));
+process.on('SIGTERM', () => server.close(() => db.close()));
