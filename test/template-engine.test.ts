@@ -159,3 +159,44 @@ test('the cache reuses a compiled template across contexts and recompiles a chan
   // the model name in messages defaults to the cache key
   assert.throws(() => e.render('orders', '{{ x(', {}), { message: /^could not parse template for model 'orders': / });
 });
+
+// Ref-only templates (text and `{{ ref('…') }}`) skip nunjucks; their output and errors must be
+// exactly the full engine's. A trailing `{# #}` comment forces the full engine for comparison.
+test('ref-only templates render exactly as the full engine renders them', () => {
+  const relations: Record<string, string> = { a: 's.a', b: '"S"."b"', 'pkg.c': 's.c' };
+  const calls: string[] = [];
+  const ref = (...args: unknown[]) => {
+    const name = args.map(String).join('.');
+    calls.push(name);
+    if (!(name in relations)) throw new EngineError('compile', `ref('${name}') not found.`);
+    return relations[name];
+  };
+  const sources = [
+    'select 1 as id\n',
+    "select * from {{ ref('a') }} x join {{ref(\"b\")}} y using (id)\n  where '}}' <> '%}'",
+    "{{ ref('a') }}{{ ref( 'b' ) }}",
+    "select '{' || '}' from {{ ref('a') }}\n\n",
+  ];
+  for (const src of sources) {
+    calls.length = 0;
+    const fast = render(src, { ref });
+    const fastCalls = [...calls];
+    calls.length = 0;
+    assert.equal(fast, render(`${src}{# full engine #}`, { ref }), src);
+    assert.deepEqual(fastCalls, calls, `ref() calls of ${src}`);
+  }
+  const missing = errorChain(renderError("select * from {{ ref('zz') }}", { ref }));
+  assert.equal(missing, errorChain(renderError("select * from {{ ref('zz') }}{# full #}", { ref })));
+  assert.equal(missing, "could not compile template for model 'a': ref('zz') not found.");
+});
+
+test('templates that only look ref-only take the full engine', () => {
+  const ref = (name: unknown) => ({ toString: () => `rel_${String(name)}` });
+  // ref() returning a non-string: printed the way nunjucks prints it.
+  assert.equal(render("from {{ ref('a') }}", { ref }), 'from rel_a');
+  const str = (name: unknown) => `s.${String(name)}`;
+  assert.equal(render("{{- ref('a') }} x", { ref: str }), 's.a x');
+  assert.equal(render("a {{ ref('a') -}}  b", { ref: str }), 'a s.ab');
+  assert.equal(render("{{ ref('a') }} {{ this }}", { ref: str, this: 't' }), 's.a t');
+  assert.equal(render("{{ ref('a', 'b') }}", { ref: (...a: unknown[]) => a.join('.') }), 'a.b');
+});

@@ -25,7 +25,57 @@ import type { TemplateEngine } from './template-engine.js';
 
 interface CacheEntry {
   readonly source: string;
-  readonly template: nunjucks.Template;
+  /** Set when the template is plain text and `{{ ref('…') }}` calls (see `refOnlyParts`). */
+  readonly parts: readonly Part[] | undefined;
+  /** Compiled on first need: never, for a ref-only template that renders on the fast path. */
+  template?: nunjucks.Template;
+}
+
+/** Literal text, or the model name of one `{{ ref('name') }}`. */
+type Part = string | { readonly ref: string };
+
+const REF_CALL = /\{\{\s*ref\(\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")\s*\)\s*\}\}/g;
+
+/**
+ * Most models are SQL text with a few `{{ ref('name') }}` and nothing else.
+ * Such a template renders to its text with each call's string spliced in,
+ * exactly as nunjucks prints it, so it skips nunjucks: compiling a template
+ * generates and evaluates a new JavaScript function that then runs once,
+ * cold — most of a compile's time on projects of simple models. Anything
+ * else (a tag, a comment, whitespace control, another expression) returns
+ * undefined and takes the full engine.
+ */
+function refOnlyParts(source: string): Part[] | undefined {
+  if (source.includes('{%') || source.includes('{#')) return undefined;
+  const parts: Part[] = [];
+  let at = 0;
+  for (const m of source.matchAll(REF_CALL)) {
+    const text = source.slice(at, m.index);
+    if (text.includes('{{')) return undefined;
+    parts.push(text, { ref: m[1] ?? m[2]! });
+    at = m.index + m[0].length;
+  }
+  const tail = source.slice(at);
+  if (tail.includes('{{')) return undefined;
+  parts.push(tail);
+  return parts;
+}
+
+/** The fast render of ref-only parts; undefined when the context's `ref` is not a function or returns a non-string. */
+function renderParts(parts: readonly Part[], context: Readonly<Record<string, unknown>>): string | undefined {
+  const ref = context.ref;
+  if (typeof ref !== 'function') return undefined;
+  let out = '';
+  for (const p of parts) {
+    if (typeof p === 'string') {
+      out += p;
+      continue;
+    }
+    const value: unknown = ref(p.ref);
+    if (typeof value !== 'string') return undefined;
+    out += value;
+  }
+  return out;
 }
 
 /** Creates an engine with its own nunjucks Environment and template cache. */
@@ -49,9 +99,19 @@ export function createNunjucksEngine(): TemplateEngine {
     render(cacheKey, source, context, modelName = cacheKey) {
       let entry = cache.get(cacheKey);
       if (entry === undefined || entry.source !== source) {
-        entry = { source, template: compile(source, modelName) };
+        entry = { source, parts: refOnlyParts(source) };
         cache.set(cacheKey, entry);
       }
+      if (entry.parts !== undefined) {
+        try {
+          const fast = renderParts(entry.parts, context);
+          if (fast !== undefined) return fast;
+        } catch (err) {
+          // ref('missing') and the like: the same error as nunjucks reports; anything else takes the full path for its position.
+          if (err instanceof EngineError) throw renderError(modelName, err);
+        }
+      }
+      entry.template ??= compile(source, modelName);
       try {
         return entry.template.render(context);
       } catch (err) {
