@@ -14,9 +14,13 @@ export interface TaskEnvelope {
   readonly task: PoolTask;
 }
 
+/**
+ * `logLines`: how many lines the task posted on its log route (tasks that
+ * carry one), so the host knows when it has them all (actors/task-log.ts).
+ */
 export type TaskOutcome =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly error: SerializedError };
+  | { readonly ok: true; readonly value: unknown; readonly logLines?: number }
+  | { readonly ok: false; readonly error: SerializedError; readonly logLines?: number };
 
 export interface CancelNotice {
   readonly type: 'task.cancel';
@@ -24,19 +28,22 @@ export interface CancelNotice {
 }
 
 /**
- * A worker posts this when a task starts. A BroadcastChannel only reaches
- * instances that exist, so a cancel posted while a worker thread was still
- * booting is lost; the pool answers `task.started` for a task it already
- * aborted with the cancel again.
+ * A worker posts this once, as soon as it listens on the cancel channel. A
+ * BroadcastChannel only reaches instances that exist, so a cancel posted
+ * while a worker thread was still booting is lost; the pool answers
+ * `worker.ready` by posting the cancels of every task still aborted again.
+ * (Once per worker, not once per task: a per-task notice cost every thread a
+ * message per task.)
  */
-export interface StartedNotice {
-  readonly type: 'task.started';
-  readonly taskId: number;
+export interface ReadyNotice {
+  readonly type: 'worker.ready';
 }
 
-export type ChannelMessage = CancelNotice | StartedNotice;
+export type ChannelMessage = CancelNotice | ReadyNotice;
 
 /** Piscina `workerData` for our workers. */
 export interface PoolWorkerData {
   readonly cancelChannel: string;
+  /** Tasks one worker runs at once (Piscina's concurrentTasksPerWorker): its connection pools hold as many. */
+  readonly concurrentTasks: number;
 }

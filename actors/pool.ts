@@ -21,7 +21,9 @@ import { Piscina } from 'piscina';
 import { EngineError } from '../engine/errors.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { rebuildError } from './task-error.js';
+import { expectLines } from './task-log.js';
 import type { PoolTask, Task, TaskResult } from './tasks/index.js';
+import type { LogRoute } from './tasks/task-log.js';
 
 export interface TaskPoolOptions {
   /** Upper bound of worker threads (Piscina's default: 1.5 × available parallelism). */
@@ -29,6 +31,12 @@ export interface TaskPoolOptions {
   readonly minThreads?: number;
   /** Milliseconds an idle thread lives before it is stopped. */
   readonly idleTimeout?: number;
+  /**
+   * Tasks one thread runs at once (default 1). Database tasks mostly wait on
+   * the server, so a few threads with several tasks each serve many slots
+   * without a thread (and its start-up, memory and CPU) per slot.
+   */
+  readonly concurrentTasksPerWorker?: number;
   /** Pool-level failures not tied to one task (a worker that died). Defaults to a process warning. */
   readonly onError?: (err: Error) => void;
 }
@@ -49,22 +57,27 @@ function workerExecArgv(): string[] | undefined {
 export class TaskPool {
   readonly #piscina: Piscina<TaskEnvelope, TaskOutcome>;
   readonly #cancel: BroadcastChannel;
-  /** Tasks aborted but not settled: their cancel is re-sent when a worker reports them started. */
+  /** Tasks aborted but not settled: their cancels are posted again when a worker reports ready. */
   readonly #aborted = new Set<number>();
   #nextId = 1;
   #destroyed = false;
 
   constructor(options: TaskPoolOptions = {}) {
     const cancelChannel = `service-task-cancel-${randomUUID()}`;
-    const workerData: PoolWorkerData = { cancelChannel };
+    const concurrentTasks = Math.max(1, options.concurrentTasksPerWorker ?? 1);
+    const workerData: PoolWorkerData = { cancelChannel, concurrentTasks };
     const execArgv = workerExecArgv();
     this.#piscina = new Piscina<TaskEnvelope, TaskOutcome>({
       filename: new URL(ENTRY_IS_TS ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,
       workerData,
+      // Workers keep handles open between tasks (database connections, the cancel and
+      // log channels): 'sync' atomics would freeze their event loops while idle.
+      atomics: 'disabled',
       ...(execArgv ? { execArgv } : {}),
       ...(options.maxThreads !== undefined ? { maxThreads: options.maxThreads } : {}),
       ...(options.minThreads !== undefined ? { minThreads: options.minThreads } : {}),
       ...(options.idleTimeout !== undefined ? { idleTimeout: options.idleTimeout } : {}),
+      concurrentTasksPerWorker: concurrentTasks,
     });
     const onError = options.onError ?? ((err: Error) => process.emitWarning(err, { code: 'SERVICE_POOL' }));
     this.#piscina.on('error', onError);
@@ -72,7 +85,7 @@ export class TaskPool {
     this.#cancel.unref();
     this.#cancel.onmessage = (event: unknown) => {
       const m = (event as { data: ChannelMessage }).data;
-      if (m?.type === 'task.started' && this.#aborted.has(m.taskId)) this.#post({ type: 'task.cancel', taskId: m.taskId });
+      if (m?.type === 'worker.ready') for (const taskId of this.#aborted) this.#post({ type: 'task.cancel', taskId });
     };
   }
 
@@ -107,6 +120,8 @@ export class TaskPool {
       signal?.removeEventListener('abort', onAbort);
       this.#aborted.delete(taskId);
     }
+    const route = (task as { log?: LogRoute }).log;
+    if (route) expectLines(route, outcome.logLines ?? 0);
     if (!outcome.ok) throw rebuildError(outcome.error);
     return outcome.value;
   }

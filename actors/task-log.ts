@@ -2,59 +2,88 @@
  * The host side of a pool task's log channel: worker tasks post their log
  * lines on a BroadcastChannel (not the worker's own stderr), because the host
  * may be the CLI, a pipeline step or the daemon, each capturing its own log.
- * After its last line a task posts an `end` marker, so the host has every
- * line before it reports the task (lines from one sender keep their order).
+ *
+ * Lines travel apart from the task's result, so the result can arrive first.
+ * The outcome carries how many lines the task posted; the pool hands that
+ * count to the receiver (`expectLines`), and `drained(key)` resolves once
+ * that many lines of the key arrived — at once for the usual task that logged
+ * nothing, with no extra message per task.
  */
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Level, Logger } from '../engine/log.js';
-import type { LogMessage } from './tasks/task-log.js';
+import type { LogMessage, LogRoute } from './tasks/task-log.js';
 
 export type LineSink = (key: string, level: Level, message: string) => void;
 
 /**
- * How long a finished task may take to deliver its log `end` marker. It
- * normally arrives within a millisecond of the result; it never arrives when
- * the handler did not run (a worker that died, a cancel that overtook the
- * task), and then this bounds the wait.
+ * How long `drained` waits when no count was handed over: the handler did
+ * not run to its end (a worker that died), so the count never came.
  */
 const LOG_END_GRACE_MS = 500;
+
+interface Receiver {
+  expect(key: string, lines: number): void;
+}
+
+/** Receivers of this thread by channel name, for `expectLines`. */
+const receivers = new Map<string, Receiver>();
+
+/** The pool got a task's outcome: it posted `lines` lines on `route`. */
+export function expectLines(route: LogRoute, lines: number): void {
+  receivers.get(route.channel)?.expect(route.key, lines);
+}
 
 /** The host side of the tasks' log channel: lines go to the run's logger. */
 export function logReceiver(sink: Logger | LineSink) {
   const name = `service-build-log-${randomUUID()}`;
   const channel = new BroadcastChannel(name);
   channel.unref();
+  const received = new Map<string, number>();
+  const expected = new Map<string, number>();
   const waiting = new Map<string, () => void>();
-  const ended = new Set<string>();
+  const complete = (key: string) => {
+    const want = expected.get(key);
+    return want !== undefined && (received.get(key) ?? 0) >= want;
+  };
   channel.onmessage = (event: unknown) => {
     const m = (event as { data: LogMessage }).data;
-    if (m?.type === 'line') {
-      if (typeof sink === 'function') sink(m.key, m.level, m.message);
-      else sink.log(m.level, m.message);
-    }
-    else if (m?.type === 'end') {
-      const wake = waiting.get(m.key);
-      if (wake) wake();
-      else ended.add(m.key);
-    }
+    if (m?.type !== 'line') return;
+    if (typeof sink === 'function') sink(m.key, m.level, m.message);
+    else sink.log(m.level, m.message);
+    received.set(m.key, (received.get(m.key) ?? 0) + 1);
+    if (complete(m.key)) waiting.get(m.key)?.();
+  };
+  receivers.set(name, {
+    expect(key, lines) {
+      expected.set(key, lines);
+      if (complete(key)) waiting.get(key)?.();
+    },
+  });
+  const forget = (key: string) => {
+    received.delete(key);
+    expected.delete(key);
+    waiting.delete(key);
   };
   return {
     name,
-    /** Resolves once `key`'s end marker arrived (or after the grace period). */
+    /** Resolves once every line of `key` arrived (or after the grace period when its count never came). */
     async drained(key: string): Promise<void> {
-      if (ended.delete(key)) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, LOG_END_GRACE_MS);
-        function done() {
-          clearTimeout(timer);
-          waiting.delete(key);
-          resolve();
-        }
-        waiting.set(key, done);
-      });
+      if (!complete(key)) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, LOG_END_GRACE_MS);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          waiting.set(key, done);
+        });
+      }
+      forget(key);
     },
-    close: () => channel.close(),
+    close: () => {
+      receivers.delete(name);
+      channel.close();
+    },
   };
 }
-

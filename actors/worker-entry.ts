@@ -11,6 +11,7 @@ import { EngineError, serializeError } from '../engine/errors.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { isRetryable } from './task-error.js';
 import { handlerFor, taskTypes } from './tasks/index.js';
+import { takeLinesPosted, type LogRoute } from './tasks/task-log.js';
 
 /** Cancel notices for tasks not (yet) running here; every worker sees every notice, so keep few. */
 const EARLY_CANCEL_LIMIT = 1024;
@@ -32,6 +33,8 @@ channel.onmessage = (event: unknown) => {
   cancelledEarly.add(notice.taskId);
   if (cancelledEarly.size > EARLY_CANCEL_LIMIT) cancelledEarly.delete(cancelledEarly.values().next().value as number);
 };
+// Listening from here on: cancels posted while this thread booted are posted again (pool-protocol.ts).
+channel.postMessage({ type: 'worker.ready' } satisfies ChannelMessage);
 
 function cancelled(): EngineError {
   return new EngineError('cancelled', 'cancelled');
@@ -39,7 +42,13 @@ function cancelled(): EngineError {
 
 export default async function runTask(envelope: TaskEnvelope): Promise<TaskOutcome> {
   const { taskId, task } = envelope;
-  const handler = handlerFor(task.type);
+  const route = (task as { log?: LogRoute }).log;
+  const outcome = await run(taskId, task);
+  return route ? { ...outcome, logLines: takeLinesPosted(route) } : outcome;
+}
+
+async function run(taskId: number, task: TaskEnvelope['task']): Promise<TaskOutcome> {
+  const handler = await handlerFor(task.type);
   if (!handler) {
     const known = taskTypes().join(', ');
     return { ok: false, error: serializeError(new EngineError('internal', `unknown task type '${task.type}'; known types: ${known}`)) };
@@ -47,7 +56,6 @@ export default async function runTask(envelope: TaskEnvelope): Promise<TaskOutco
   const controller = new AbortController();
   if (cancelledEarly.delete(taskId)) return { ok: false, error: serializeError(cancelled()) };
   running.set(taskId, controller);
-  channel.postMessage({ type: 'task.started', taskId } satisfies ChannelMessage);
   try {
     const value = await handler(task, { taskId, signal: controller.signal });
     return { ok: true, value };

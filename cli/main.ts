@@ -7,15 +7,13 @@
 import sade from 'sade';
 import { EngineError } from '../engine/errors.js';
 import { parseBuildArgs } from './build/args.js';
-import { buildCommand } from './build/command.js';
 import { buildHelp, commandHelp } from './build/help.js';
-import { connsList, connsTest } from './conns.js';
-import { projectCommand, tokenCommand } from './operator.js';
-import { remoteCommand } from './remote.js';
-import { runFileCommand } from './run-file.js';
-import { serveCommand } from './serve.js';
 import { VERSION } from './version.js';
 import { printUsageError, processIo, type Io } from './io.js';
+
+// Each command group's module is imported when that command runs: loading
+// all of them (Koa, git, the DuckDB addon, the replication engine…) cost
+// about half a second before any command could start.
 
 
 function program() {
@@ -55,12 +53,15 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       io.out(commandHelp(args.command));
       return 0;
     }
+    const { buildCommand } = await import('./build/command.js');
     return buildCommand(args, io);
   }
   if (group === 'jobs' || group === 'execs' || group === 'files' || group === 'git' || (group === 'conns' && (rest.includes('--remote') || (process.env.SERVICE_PLATFORM_HOST ?? '') !== ''))) {
+    const { remoteCommand } = await import('./remote.js');
     return remoteCommand(group, rest.filter((a) => a !== '--remote'), io);
   }
   if (group === 'serve') {
+    const { serveCommand } = await import('./serve.js');
     try {
       return await serveCommand(rest, io);
     } catch (err) {
@@ -71,10 +72,11 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       throw err;
     }
   }
-  if (group === 'run') return runFileCommand(rest, io);
-  if (group === 'project') return projectCommand(rest, io);
-  if (group === 'token') return tokenCommand(rest, io);
+  if (group === 'run') return (await import('./run-file.js')).runFileCommand(rest, io);
+  if (group === 'project') return (await import('./operator.js')).projectCommand(rest, io);
+  if (group === 'token') return (await import('./operator.js')).tokenCommand(rest, io);
   if (group === 'conns') {
+    const { connsList, connsTest } = await import('./conns.js');
     const [sub, ...more] = rest;
     if (sub === 'list') return connsList(io, more.includes('json') || more.includes('-o=json') || more.includes('--json'));
     if (sub === 'test') return connsTest(more[0], io);

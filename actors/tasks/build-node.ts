@@ -12,7 +12,7 @@ import type { NodeOutcome, NodeTask, RunSettings } from '../../engine/build/node
 import { streamLogger, type Level } from '../../engine/log.js';
 import { createNunjucksEngine } from '../../engine/template/nunjucks-engine.js';
 import type { TaskHandler } from './task-handler.js';
-import { endOfLog, forwardingLogger, type LogRoute } from './task-log.js';
+import { forwardingLogger, type LogRoute } from './task-log.js';
 import { withCancellableSession } from './worker-targets.js';
 
 export interface BuildNodeTask {
@@ -29,10 +29,6 @@ export interface BuildNodeTask {
 const engine = createNunjucksEngine();
 
 export const buildNode: TaskHandler<BuildNodeTask, NodeOutcome> = async (task, { signal }) => {
-  try {
-    const logger = task.log ? forwardingLogger(task.log, task.logLevel) : streamLogger({ level: task.logLevel, json: task.jsonLogs });
-    return await withCancellableSession(task.connection, signal, (session) => executeNode(task.node, { session, settings: task.settings, logger, engine }));
-  } finally {
-    if (task.log) endOfLog(task.log);
-  }
+  const logger = task.log ? forwardingLogger(task.log, task.logLevel) : streamLogger({ level: task.logLevel, json: task.jsonLogs });
+  return withCancellableSession(task.connection, signal, (session) => executeNode(task.node, { session, settings: task.settings, logger, engine }));
 };

@@ -3,23 +3,26 @@
  * it, and the pool derives its typed `run()` signature from it. To add a task
  * kind, write `actors/tasks/<kind>.ts` exporting its task type, result type
  * and handler, and add one entry here.
+ *
+ * Handlers are imported the first time a worker runs a task of their type:
+ * a worker that only builds PostgreSQL models never loads the replication
+ * engine or the DuckDB addon, and every worker of a run boots in a fraction
+ * of the time (module loading was most of a worker's start-up).
  */
-import { buildNode } from './build-node.js';
-import { ping } from './ping.js';
-import { queryRun } from './query-run.js';
-import { replicationStream } from './replication-stream.js';
-import { sleep } from './sleep.js';
+import { importNear } from '../../engine/lazy-import.js';
 import type { PoolTask, TaskHandler } from './task-handler.js';
 
-export const taskHandlers = {
-  'build.node': buildNode,
-  'query.run': queryRun,
-  'replication.stream': replicationStream,
-  ping,
-  sleep,
-} satisfies Record<string, TaskHandler<any, unknown>>;
+const near = <M>(specifier: string) => importNear<M>(import.meta.url, specifier);
 
-type Handlers = typeof taskHandlers;
+const loaders = {
+  'build.node': async () => (await near<typeof import('./build-node.js')>('./build-node.js')).buildNode,
+  'query.run': async () => (await near<typeof import('./query-run.js')>('./query-run.js')).queryRun,
+  'replication.stream': async () => (await near<typeof import('./replication-stream.js')>('./replication-stream.js')).replicationStream,
+  ping: async () => (await near<typeof import('./ping.js')>('./ping.js')).ping,
+  sleep: async () => (await near<typeof import('./sleep.js')>('./sleep.js')).sleep,
+} satisfies Record<string, () => Promise<TaskHandler<any, unknown>>>;
+
+type Handlers = { [K in keyof typeof loaders]: Awaited<ReturnType<(typeof loaders)[K]>> };
 
 export type TaskType = keyof Handlers;
 /** Every task the pool can run, as a union discriminated by `type`. */
@@ -27,10 +30,19 @@ export type Task = { [K in TaskType]: Parameters<Handlers[K]>[0] }[TaskType];
 /** The result a task of this shape resolves to. */
 export type TaskResult<T extends PoolTask> = T['type'] extends TaskType ? Awaited<ReturnType<Handlers[T['type']]>> : unknown;
 
-export function handlerFor(type: string): TaskHandler<PoolTask, unknown> | undefined {
-  return Object.hasOwn(taskHandlers, type) ? (taskHandlers[type as TaskType] as TaskHandler<PoolTask, unknown>) : undefined;
+const loaded = new Map<string, TaskHandler<PoolTask, unknown>>();
+
+/** The handler of `type` (loaded on first use); undefined for an unknown type. */
+export async function handlerFor(type: string): Promise<TaskHandler<PoolTask, unknown> | undefined> {
+  if (!Object.hasOwn(loaders, type)) return undefined;
+  let handler = loaded.get(type);
+  if (!handler) {
+    handler = (await loaders[type as TaskType]()) as TaskHandler<PoolTask, unknown>;
+    loaded.set(type, handler);
+  }
+  return handler;
 }
 
-export const taskTypes = (): string[] => Object.keys(taskHandlers).sort();
+export const taskTypes = (): string[] => Object.keys(loaders).sort();
 
 export type { PoolTask, TaskContext, TaskHandler } from './task-handler.js';

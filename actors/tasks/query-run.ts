@@ -7,7 +7,7 @@
 import type { Connection } from '../../engine/connections/connection.js';
 import { runQueryStatements, type QueryTaskResult } from '../../engine/runs/query-task.js';
 import type { TaskHandler } from './task-handler.js';
-import { endOfLog, forwardingLogger, type LogRoute } from './task-log.js';
+import { forwardingLogger, type LogRoute } from './task-log.js';
 import { withCancellableSession } from './worker-targets.js';
 
 export interface QueryRunTask {
@@ -18,10 +18,6 @@ export interface QueryRunTask {
 }
 
 export const queryRun: TaskHandler<QueryRunTask, QueryTaskResult> = async (task, { signal }) => {
-  try {
-    const logger = forwardingLogger(task.log, 'info');
-    return await withCancellableSession(task.connection, signal, (session) => runQueryStatements(session, task.statements, (line) => logger.log('info', line)));
-  } finally {
-    endOfLog(task.log);
-  }
+  const logger = forwardingLogger(task.log, 'info');
+  return withCancellableSession(task.connection, signal, (session) => runQueryStatements(session, task.statements, (line) => logger.log('info', line)));
 };

@@ -10,7 +10,7 @@
 import { EngineError } from '../../engine/errors.js';
 import { needsDuckdbActor, runStream, type StreamOutcome, type StreamPlan } from '../../engine/replication/index.js';
 import type { TaskHandler } from './task-handler.js';
-import { endOfLog, forwardingLogger, type LogRoute } from './task-log.js';
+import { forwardingLogger, type LogRoute } from './task-log.js';
 
 export interface ReplicationStreamTask {
   readonly type: 'replication.stream';
@@ -19,11 +19,7 @@ export interface ReplicationStreamTask {
 }
 
 export const replicationStream: TaskHandler<ReplicationStreamTask, StreamOutcome> = async (task, { signal }) => {
-  try {
-    if (needsDuckdbActor(task.plan)) throw new EngineError('internal', `stream ${task.plan.streamName} touches a DuckDB file and must run through its actor`);
-    const logger = forwardingLogger(task.log, 'info');
-    return await runStream(task.plan, { signal, log: (line) => logger.log('info', line) });
-  } finally {
-    endOfLog(task.log);
-  }
+  if (needsDuckdbActor(task.plan)) throw new EngineError('internal', `stream ${task.plan.streamName} touches a DuckDB file and must run through its actor`);
+  const logger = forwardingLogger(task.log, 'info');
+  return runStream(task.plan, { signal, log: (line) => logger.log('info', line) });
 };

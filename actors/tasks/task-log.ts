@@ -1,7 +1,8 @@
 /**
- * The worker side of a pool task's log channel (see actors/task-log.ts):
- * a logger that posts lines to the host, and the `end` marker a task posts
- * after its last line.
+ * The worker side of a pool task's log channel (see actors/task-log.ts): a
+ * logger that posts lines to the host and counts them per route. The count
+ * travels back with the task's outcome (worker-entry.ts), so the host knows
+ * how many lines to wait for; a task that logged nothing costs no message.
  */
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Level, Logger } from '../../engine/log.js';
@@ -13,13 +14,17 @@ export interface LogRoute {
 }
 
 /** What a task posts on its log channel. */
-export type LogMessage =
-  | { readonly type: 'line'; readonly key: string; readonly level: Level; readonly message: string }
-  | { readonly type: 'end'; readonly key: string };
+export interface LogMessage {
+  readonly type: 'line';
+  readonly key: string;
+  readonly level: Level;
+  readonly message: string;
+}
 
 const channels = new Map<string, BroadcastChannel>();
+const posted = new Map<string, number>();
 
-export function channelFor(name: string): BroadcastChannel {
+function channelFor(name: string): BroadcastChannel {
   let c = channels.get(name);
   if (!c) {
     c = new BroadcastChannel(name);
@@ -33,18 +38,20 @@ const ORDER: readonly Level[] = ['trace', 'debug', 'info', 'warn', 'error'];
 
 export function forwardingLogger(route: LogRoute, level: Level): Logger {
   const min = ORDER.indexOf(level);
-  const channel = channelFor(route.channel);
   const enabled = (l: Level) => ORDER.indexOf(l) >= min;
   return {
     enabled,
     log(l, message) {
-      if (enabled(l)) channel.postMessage({ type: 'line', key: route.key, level: l, message } satisfies LogMessage);
+      if (!enabled(l)) return;
+      channelFor(route.channel).postMessage({ type: 'line', key: route.key, level: l, message } satisfies LogMessage);
+      posted.set(route.key, (posted.get(route.key) ?? 0) + 1);
     },
   };
 }
 
-
-/** Posts the end marker: every line of this task has been sent. */
-export function endOfLog(route: LogRoute): void {
-  channelFor(route.channel).postMessage({ type: 'end', key: route.key } satisfies LogMessage);
+/** Lines posted on `route` so far; forgets the route (called once, when its task ends). */
+export function takeLinesPosted(route: LogRoute): number {
+  const n = posted.get(route.key) ?? 0;
+  posted.delete(route.key);
+  return n;
 }

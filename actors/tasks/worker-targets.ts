@@ -1,19 +1,23 @@
 /**
  * Each worker thread keeps one `Target` (its PostgreSQL connection pool) per
  * connection, so consecutive tasks on that thread reuse connections instead
- * of paying a connect per task.
+ * of paying a connect per task. The pool holds as many connections as the
+ * thread runs tasks at once.
  */
+import { workerData } from 'piscina';
+import type { PoolWorkerData } from '../pool-protocol.js';
 import type { Connection } from '../../engine/connections/connection.js';
 import { EngineError } from '../../engine/errors.js';
 import { openTarget, type Target, type TargetSession } from '../../engine/targets/index.js';
 
 const targets = new Map<string, Target>();
+const poolSize = (workerData as PoolWorkerData | undefined)?.concurrentTasks ?? 1;
 
 export function targetFor(connection: Connection): Target {
   const key = JSON.stringify(connection);
   let t = targets.get(key);
   if (!t) {
-    t = openTarget(connection, { poolSize: 1 });
+    t = openTarget(connection, { poolSize });
     targets.set(key, t);
   }
   return t;

@@ -7,6 +7,9 @@ import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type
 import { findConfigFiles } from '../../engine/project/config.js';
 import type { Logger } from '../../engine/log.js';
 import { resolve } from 'node:path';
+import { buildTaskPool } from '../../actors/build-run.js';
+import type { TaskPool } from '../../actors/pool.js';
+import type { Connection } from '../../engine/connections/connection.js';
 import { cliLogger } from '../cli-logger.js';
 import type { BuildArgs, BuildCommand } from './args.js';
 import { commandHelp } from './help.js';
@@ -43,14 +46,23 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
   try {
     const plan = planProjects(args);
     if (plan.mode === 'independent') return await independent(args, command, plan.root, plan.children, logger, io);
-    const prepared = prepareBuild(toRequest(args, command), logger);
-    return await single(args, command, prepared, logger, io);
+    let pool: TaskPool | undefined;
+    try {
+      // A PostgreSQL run's worker threads start as soon as the target is known and boot while the project compiles.
+      const onConnection = (c: Connection) => {
+        if ((command === 'run' || command === 'test') && c.type === 'postgres') pool = buildTaskPool(args.threads);
+      };
+      const prepared = prepareBuild({ ...toRequest(args, command), onConnection }, logger);
+      return await single(args, command, prepared, logger, io, pool);
+    } finally {
+      await pool?.destroy();
+    }
   } catch (err) {
     return printFatal(err, io);
   }
 }
 
-async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io): Promise<number> {
+async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io, pool?: TaskPool): Promise<number> {
   switch (command) {
     case 'list': {
       const entries = listEntries(p.selected, p.targetName !== '', args.fullRefresh);
@@ -63,7 +75,7 @@ async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, 
       else io.out(compileText(p.selected, args.fullRefresh));
       return 0;
     default: {
-      const ex = await executePrepared(args, command, p, logger);
+      const ex = await executePrepared(args, command, p, logger, pool);
       return renderExecution(args, command, p.root, p.targetName, ex, logger, io);
     }
   }

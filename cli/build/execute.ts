@@ -5,15 +5,27 @@
  * exit 130 / 143) — returning the result records in DAG order (build.md
  * §13, §15).
  */
-import type { BuildActor } from '../../actors/build-run.js';
+import type { BuildActor, ModelHooks } from '../../actors/build-run.js';
+import type { TaskPool } from '../../actors/pool.js';
 import { executeBuild, newRunId, nodeKind } from '../../actors/build-execute.js';
-import { localModelHooks } from '../../actors/pipeline-services.js';
 import type { PreparedBuild } from '../../engine/build/prepare.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { BuildArgs } from './args.js';
 import { progressLine, formatDuration, type ResultRecord } from './render-run.js';
 
 export { newRunId };
+
+/**
+ * Model hooks run pipeline steps: the pipeline engine is imported when the
+ * first hook runs, so the (usual) build without hooks does not load it.
+ */
+function modelHooks(p: PreparedBuild, logger: Logger): ModelHooks {
+  let hooks: Promise<ModelHooks> | undefined;
+  return async (phase, task, signal) => {
+    hooks ??= import('../../actors/pipeline-services.js').then((m) => m.localModelHooks(p, logger));
+    return (await hooks)(phase, task, signal);
+  };
+}
 
 export interface ExecutionResult {
   readonly records: readonly ResultRecord[];
@@ -22,7 +34,7 @@ export interface ExecutionResult {
   readonly signalExit?: number;
 }
 
-export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: PreparedBuild, logger: Logger): Promise<ExecutionResult> {
+export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: PreparedBuild, logger: Logger, pool?: TaskPool): Promise<ExecutionResult> {
   const level: Level = args.trace ? 'trace' : args.debug ? 'debug' : 'info';
   let signalExit: number | undefined;
   let actorRef: BuildActor | undefined;
@@ -46,7 +58,8 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
       logger,
       logLevel: level,
       state: process.env.SERVICE_STATE || undefined,
-      hooks: localModelHooks(p, logger),
+      hooks: modelHooks(p, logger),
+      ...(pool ? { pool } : {}),
       beforeStart: ({ actor, threads }) => {
         actorRef = actor;
         if (threads === 1 && args.threads > 1 && p.connection?.type === 'duckdb') {

@@ -5,8 +5,7 @@
  * store is returned.
  */
 import { EngineError } from '../errors.js';
-import { openPostgresStore } from './postgres-store.js';
-import { openSqliteStore } from './sqlite-store.js';
+import { importNear } from '../lazy-import.js';
 import type { StateStore, StateStoreOptions } from './store.js';
 
 export type StateLocation = { readonly kind: 'postgres'; readonly url: string } | { readonly kind: 'sqlite'; readonly path: string };
@@ -22,5 +21,8 @@ export function parseStateLocation(location: string): StateLocation {
 
 export async function openStateStore(location: string, options: StateStoreOptions = {}): Promise<StateStore> {
   const loc = parseStateLocation(location);
-  return loc.kind === 'postgres' ? openPostgresStore(loc.url, options) : openSqliteStore(loc.path, options);
+  // Each backend (and its driver) loads only when a location of its kind is opened:
+  // a build that never reads a watermark never loads SQLite.
+  if (loc.kind === 'postgres') return (await importNear<typeof import('./postgres-store.js')>(import.meta.url, './postgres-store.js')).openPostgresStore(loc.url, options);
+  return (await importNear<typeof import('./sqlite-store.js')>(import.meta.url, './sqlite-store.js')).openSqliteStore(loc.path, options);
 }

@@ -8,8 +8,11 @@
  * The cache only guarantees one instance. DuckDB has one writer per file:
  * the caller (the DuckDB actor) must serialize all work on a file, and
  * sessions here assume no concurrent use.
+ *
+ * The DuckDB addon is loaded on the first open, not on import: processes and
+ * worker threads that only talk to PostgreSQL never pay for it.
  */
-import { DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBInstance } from '@duckdb/node-api';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 
@@ -31,7 +34,7 @@ export function duckdbInstance(path: string): Promise<DuckDBInstance> {
   const key = instanceKey(path);
   let pending = instances.get(key);
   if (pending === undefined) {
-    pending = DuckDBInstance.create(key);
+    pending = import('@duckdb/node-api').then(({ DuckDBInstance }) => DuckDBInstance.create(key));
     instances.set(key, pending);
     pending.catch(() => {
       if (instances.get(key) === pending) instances.delete(key);

@@ -5,12 +5,13 @@
  * is in-process: `cancel(key)` interrupts the session registered under key.
  */
 import type { DuckDbConnection } from '../../connections/connection.js';
+import { importNear } from '../../lazy-import.js';
 import { connectFailed } from '../materialize-errors.js';
 import type { TargetParts } from '../session-parts.js';
 import { SqlSession } from '../sql-session.js';
 import type { Target, TargetSession } from '../target.js';
 import { duckdbDialect } from './dialect.js';
-import { DuckdbDriver } from './driver.js';
+import type { DuckdbDriver } from './driver.js';
 import { duckdbInstance } from './instance-cache.js';
 import { duckdbIntrospector } from './introspect.js';
 import { fullRefresh, view } from './materialize.js';
@@ -36,6 +37,8 @@ class DuckdbTarget implements Target {
     let driver: DuckdbDriver;
     try {
       const connection = await (await duckdbInstance(this.conn.path)).connect();
+      // Loaded here, with the addon it needs (see instance-cache.ts).
+      const { DuckdbDriver } = await importNear<typeof import('./driver.js')>(import.meta.url, './driver.js');
       const key = `duckdb:${++sessionSeq}`;
       driver = new DuckdbDriver(connection, key, () => this.sessions.delete(key));
       this.sessions.set(key, driver);

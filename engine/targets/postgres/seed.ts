@@ -4,6 +4,7 @@
  * DESIGN.md), then the §7.4 swap so readers never see a half-loaded seed.
  * Parquet files are read through an in-memory DuckDB (parquet-source.ts).
  */
+import { importNear } from '../../lazy-import.js';
 import { columnList, dropSql } from '../dml-sql.js';
 import { seedLoadFailed, seedReadFailed } from '../materialize-errors.js';
 import { quoteIdent, quoteRelation, tempRelation } from '../relation.js';
@@ -13,7 +14,6 @@ import type { Relation, Rows, SeedOptions, SeedSource } from '../target.js';
 import type { PostgresDriver } from './driver.js';
 import { copyCsvChunks, type CopyPlan } from './copy-csv.js';
 import { swapIntoPlace } from './materialize.js';
-import { readParquetForCopy } from './parquet-source.js';
 
 async function planCopy(ctx: FlowContext<PostgresDriver>, source: SeedSource, seedName: string): Promise<CopyPlan> {
   if (source.kind === 'table') {
@@ -21,6 +21,8 @@ async function planCopy(ctx: FlowContext<PostgresDriver>, source: SeedSource, se
     return { columns, chunks: copyCsvChunks(source.table.rows), close: () => {} };
   }
   try {
+    // Parquet goes through an in-memory DuckDB: its addon loads only for a Parquet seed.
+    const { readParquetForCopy } = await importNear<typeof import('./parquet-source.js')>(import.meta.url, './parquet-source.js');
     return await readParquetForCopy(source.file);
   } catch (err) {
     throw seedReadFailed(seedName, err);
