@@ -57,9 +57,7 @@ test('dependencies on names outside the set and repeated edges are ignored', () 
 test('a 10,000-node chain orders without recursion limits', () => {
   const names = Array.from({ length: 10_000 }, (_, i) => `n${String(i).padStart(5, '0')}`);
   const edges = new Map(names.slice(1).map((n, i) => [n, [names[i]]]));
-  const started = performance.now();
   assert.deepEqual(topoOrder([...names].reverse(), edges), names);
-  assert.ok(performance.now() - started < 1000);
 });
 
 test('one cycle: starts at its smallest name and follows dependencies', () => {

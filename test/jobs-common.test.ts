@@ -129,9 +129,7 @@ test('alias expansion is bounded ("billion laughs")', () => {
   const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
   for (let i = 1; i < 9; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
   const text = `source: W\ntarget: L\nstreams: {public.a: {object: a.b}}\nenv:\n  ${lines.join('\n  ')}\n`;
-  const started = Date.now();
   const r = validateJobFile('r.yaml', text, ctx());
-  assert.ok(Date.now() - started < 5000);
   assert.ok(r.problems.some((p) => p.message === 'YAML aliases expand to more than 100000 nodes'));
 });
 
