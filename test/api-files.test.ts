@@ -4,7 +4,7 @@
 // job side effects, the §2.8 name rules, and isolation between projects.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { access, symlink } from 'node:fs/promises';
+import { access, readdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fixtureEnv, JOB_ID, startApiServer, TIME, U, type ApiServer } from './helpers/api-server.js';
 
@@ -191,6 +191,9 @@ test('kind changes: the default job follows or goes; other jobs referencing the 
   const blocked = await save({ name: 'k/a.yaml', body: 'just text: true\n' });
   assert.equal(blocked.status, 409);
   assert.deepEqual(blocked.body, { error: `file "k/a.yaml" is referenced by jobs ${mine.id}; its kind cannot change from monitor to plain file`, code: 'conflict' });
+  // The refused content was written beside the file before the check (ProjectTree.stage); it is gone again.
+  assert.deepEqual(await readdir(path.join(api.acme.root, 'k')), ['a.yaml']);
+  assert.equal((await api.request('GET', '/project/file/get?name=k/a.yaml')).body.body, 'connection: WAREHOUSE\nobjects:\n  public.users:\n');
   // The same kind is fine.
   assert.equal((await save({ name: 'k/a.yaml', body: 'connection: WAREHOUSE\nobjects:\n  public.orders:\n' })).status, 200);
   assert.equal((await api.request('POST', '/project/job/delete', { body: { job_id: mine.id } })).status, 200);

@@ -4,12 +4,12 @@
 // one project are serialised in arrival order while other projects proceed.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EngineError } from '../engine/errors.js';
 import { ProjectTree } from '../engine/files/project-tree.js';
-import { isTempName, writeFileAtomic } from '../engine/files/atomic-write.js';
+import { isTempName, syncDirectory, writeFileAtomic } from '../engine/files/atomic-write.js';
 
 const bases: string[] = [];
 
@@ -61,7 +61,14 @@ test('a concurrent reader never sees a partial file while 50 large saves run', a
       reads += 3;
     }
   })();
-  const saves = Array.from({ length: 50 }, (_, k) => tree.save({ name: 'big/data.txt', body: version(k + 1) }));
+  // Requested a millisecond apart, so renames land while the reader runs: started all at once, the
+  // 50 writes (done before each save's turn since the lock only covers the rename) fill libuv's
+  // threadpool, the reader's own reads wait behind them, and the renames all land in one burst.
+  const saves: Promise<unknown>[] = [];
+  for (let k = 0; k < 50; k++) {
+    saves.push(tree.save({ name: 'big/data.txt', body: version(k + 1) }));
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
   await Promise.all(saves);
   done = true;
   await reader;
@@ -232,4 +239,106 @@ test('a delete racing saves into the same directory never leaves a half state', 
   assert.ok(results.every((r) => r.status === 'fulfilled'));
   assert.deepEqual((results[10] as PromiseFulfilledResult<string[]>).value.length, 11);
   assert.deepEqual((await tree.list()).map((f) => f.name), ['d', 'd/11.txt', 'd/12.txt', 'd/13.txt', 'd/14.txt', 'd/15.txt']);
+});
+
+/** Resolves once `dir` holds a temporary file (a save staged its content), polling. */
+async function stagedTemp(dir: string): Promise<string> {
+  for (let i = 0; i < 2000; i++) {
+    const temp = (await readdir(dir).catch(() => [] as string[])).find(isTempName);
+    if (temp !== undefined) return temp;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  throw new Error(`no temporary file appeared in ${dir}`);
+}
+
+test('a save waiting for the lock has its content written beside the target already, hidden from listings', async () => {
+  const root = await freshRoot();
+  const tree = new ProjectTree(root);
+  await tree.save({ name: 'd/a.txt', body: 'old' });
+  const lock = await holdLock(tree);
+  const saving = tree.save({ name: 'd/a.txt', body: 'new' });
+  await stagedTemp(path.join(root, 'd'));
+  assert.equal(await tree.readText('d/a.txt'), 'old', 'not renamed before its turn');
+  assert.deepEqual((await tree.list()).map((f) => f.name), ['d', 'd/a.txt']);
+  await lock.release();
+  assert.equal((await saving).size, 3);
+  assert.equal(await tree.readText('d/a.txt'), 'new');
+  assert.deepEqual(await allEntries(root), ['d', 'd/a.txt']);
+});
+
+/** Holds the project lock until `release` is called; `inside(fn)` runs fn as the holder (re-entrant). */
+async function holdLock(tree: ProjectTree) {
+  let release!: () => void;
+  let entered!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const work: (() => Promise<unknown>)[] = [];
+  const holder = tree.withLock(async () => {
+    entered();
+    await released;
+    for (const fn of work) await fn();
+  });
+  await inside;
+  return { release: () => (release(), holder), queue: (fn: () => Promise<unknown>) => work.push(fn) };
+}
+
+test('a directory deleted while a save into it waits for the lock: the delete succeeds, the save recreates its file', async () => {
+  const root = await freshRoot();
+  const tree = new ProjectTree(root);
+  await tree.save({ name: 'd/other.txt', body: 'x' });
+  const lock = await holdLock(tree);
+  const saving = tree.save({ name: 'd/a.txt', body: 'after the delete' }); // waits for the lock
+  await stagedTemp(path.join(root, 'd'));
+  let removed: string[] = [];
+  lock.queue(async () => (removed = await tree.delete('d'))); // the holder deletes first
+  await lock.release();
+  assert.deepEqual(removed, ['d/other.txt']);
+  assert.equal((await saving).size, 16);
+  assert.equal(await tree.readText('d/a.txt'), 'after the delete');
+  assert.deepEqual(await allEntries(root), ['d', 'd/a.txt']);
+});
+
+test('a directory renamed while a save into it waits for the lock: the save writes at its own name', async () => {
+  const root = await freshRoot();
+  const tree = new ProjectTree(root);
+  await tree.save({ name: 'd/other.txt', body: 'x' });
+  const lock = await holdLock(tree);
+  const saving = tree.save({ name: 'd/a.txt', body: 'y' });
+  await stagedTemp(path.join(root, 'd'));
+  lock.queue(() => tree.rename('d', 'e'));
+  await lock.release();
+  await saving;
+  assert.equal(await tree.readText('d/a.txt'), 'y');
+  assert.deepEqual((await tree.list()).map((f) => f.name), ['d', 'd/a.txt', 'e', 'e/other.txt']);
+});
+
+test('files appearing in a directory while a delete empties it do not fail the delete', async () => {
+  const root = await freshRoot();
+  const tree = new ProjectTree(root);
+  for (let i = 0; i < 200; i++) await tree.save({ name: `d/f${i}.txt`, body: 'x' });
+  // Files keep landing in d (as staged temporaries of concurrent saves do) while the delete runs.
+  let writing = true;
+  const writer = (async () => {
+    for (let i = 0; writing; i++) await writeFile(path.join(root, 'd', `.service-tmp-${String(i).padStart(24, '0')}`), 'x').catch(() => {});
+  })();
+  try {
+    assert.equal((await tree.delete('d')).length, 200);
+  } finally {
+    writing = false;
+    await writer;
+  }
+  assert.deepEqual(await allEntries(root), []);
+});
+
+test('syncDirectory: concurrent callers all complete; each waits for a sync that started after its call', async () => {
+  const root = await freshRoot();
+  const tree = new ProjectTree(root);
+  await tree.save({ name: 'd/a.txt', body: 'x' });
+  const dir = path.join(root, 'd');
+  const first = syncDirectory(dir);
+  const joined = Array.from({ length: 20 }, () => syncDirectory(dir));
+  // Callers arriving while one sync is pending share it.
+  assert.equal(new Set(joined).size, 1);
+  await Promise.all([first, ...joined]);
+  await syncDirectory(path.join(root, 'missing')); // best effort: no error for what cannot be synced
 });

@@ -5,9 +5,16 @@
  * see the old inode or the new one, never a mix. The temporary name has a fixed
  * length (a 255-byte target name must still leave room) and a recognisable
  * shape so listings can hide in-flight or crash-orphaned temporaries.
+ *
+ * The steps are also available one by one, so the project tree can write and
+ * fsync a file's new content (`stageFile`) while it waits for the project
+ * lock, and hold the lock only for the rename (`commitStaged`). Directory
+ * fsyncs are group-committed (`syncDirectory`): callers that arrive while one
+ * runs share the next one, which starts after all their renames.
  */
 import { randomBytes } from 'node:crypto';
-import { open, rm, rename, stat } from 'node:fs/promises';
+import { chmodSync, renameSync, rmSync, type Stats } from 'node:fs';
+import { chmod, open, rm, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 const TEMP_PREFIX = '.service-tmp-';
@@ -18,30 +25,106 @@ export function isTempName(base: string): boolean {
   return TEMP_NAME.test(base);
 }
 
-/** Replaces (or creates) `target` with `data`; the parent directory must exist. */
-export async function writeFileAtomic(target: string, data: Uint8Array): Promise<void> {
-  const dir = path.dirname(target);
-  const tmp = path.join(dir, TEMP_PREFIX + randomBytes(12).toString('hex'));
-  const previousMode = await stat(target).then((s) => (s.isFile() ? s.mode & 0o7777 : undefined), () => undefined);
-  const fh = await open(tmp, 'wx', 0o666);
+/** A target's new content, written to a temporary file beside it and fsync'ed, not yet renamed. */
+export interface StagedFile {
+  readonly target: string;
+  readonly temp: string;
+  /** The temporary file's stat after the fsync: its size and mtime are the target's once renamed. */
+  readonly stats: Stats;
+}
+
+/** A fresh temporary name in `dir` (hidden from listings, see isTempName). */
+export function tempPath(dir: string): string {
+  return path.join(dir, TEMP_PREFIX + randomBytes(12).toString('hex'));
+}
+
+/** Writes `data` to a new temporary file in `target`'s directory (which must exist) and fsyncs it. */
+export async function stageFile(target: string, data: Uint8Array, mode?: number): Promise<StagedFile> {
+  const temp = tempPath(path.dirname(target));
+  const fh = await open(temp, 'wx', 0o666);
   try {
     try {
-      if (previousMode !== undefined) await fh.chmod(previousMode);
+      if (mode !== undefined) await fh.chmod(mode);
       await fh.writeFile(data);
       await fh.sync();
+      return { target, temp, stats: await fh.stat() };
     } finally {
       await fh.close();
     }
-    await rename(tmp, target);
   } catch (err) {
-    await rm(tmp, { force: true });
+    await rm(temp, { force: true });
     throw err;
   }
-  await syncDirectory(dir);
 }
 
-/** Best effort: some platforms and file systems cannot fsync a directory. */
-async function syncDirectory(dir: string): Promise<void> {
+/**
+ * Renames a staged file over its target, first giving it `mode` (the
+ * permission bits of the file it replaces) when they differ. The temporary is
+ * removed when the rename fails. The directory is not fsync'ed here.
+ */
+export async function commitStaged(staged: StagedFile, mode?: number): Promise<void> {
+  try {
+    if (mode !== undefined && mode !== (staged.stats.mode & 0o7777)) await chmod(staged.temp, mode);
+    await rename(staged.temp, staged.target);
+  } catch (err) {
+    await discardStaged(staged);
+    throw err;
+  }
+}
+
+/**
+ * commitStaged with synchronous calls, for a caller holding a lock that
+ * others wait for: a chmod and a rename take microseconds, where a trip
+ * through libuv's threadpool can wait behind several running fsyncs.
+ */
+export function commitStagedSync(staged: StagedFile, mode?: number): void {
+  try {
+    if (mode !== undefined && mode !== (staged.stats.mode & 0o7777)) chmodSync(staged.temp, mode);
+    renameSync(staged.temp, staged.target);
+  } catch (err) {
+    rmSync(staged.temp, { force: true });
+    throw err;
+  }
+}
+
+/** Removes a staged file that will not be committed (a no-op once it was renamed). */
+export async function discardStaged(staged: StagedFile): Promise<void> {
+  await rm(staged.temp, { force: true });
+}
+
+/** Replaces (or creates) `target` with `data`; the parent directory must exist. */
+export async function writeFileAtomic(target: string, data: Uint8Array): Promise<void> {
+  const previousMode = await stat(target).then((s) => (s.isFile() ? s.mode & 0o7777 : undefined), () => undefined);
+  await commitStaged(await stageFile(target, data, previousMode));
+  await syncDirectory(path.dirname(target));
+}
+
+/** Per directory: the fsync that starts when the running one ends, shared by everyone who asked meanwhile. */
+const nextSync = new Map<string, Promise<void>>();
+const runningSync = new Map<string, Promise<void>>();
+
+/**
+ * Makes the renames done in `dir` before this call durable. Syncs of one
+ * directory never overlap: a caller arriving while one runs joins the next,
+ * so N concurrent renames cost about two directory fsyncs, not N.
+ * Best effort: some platforms and file systems cannot fsync a directory.
+ */
+export function syncDirectory(dir: string): Promise<void> {
+  const queued = nextSync.get(dir);
+  if (queued) return queued; // not started yet, so it starts after this caller's rename
+  const next = (runningSync.get(dir) ?? Promise.resolve()).then(() => {
+    nextSync.delete(dir);
+    const running = fsyncDirectory(dir);
+    runningSync.set(dir, running);
+    return running.finally(() => {
+      if (runningSync.get(dir) === running) runningSync.delete(dir);
+    });
+  });
+  nextSync.set(dir, next);
+  return next;
+}
+
+async function fsyncDirectory(dir: string): Promise<void> {
   try {
     const fh = await open(dir, 'r');
     try {

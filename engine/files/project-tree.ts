@@ -8,10 +8,10 @@
  * or the new content, never a mix. Every mutation takes the project lock.
  */
 import { lstat, mkdir, open, readdir, realpath, rename as fsRename, rm, stat } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../errors.js';
-import { isTempName, writeFileAtomic } from './atomic-write.js';
+import { commitStaged, commitStagedSync, discardStaged, isTempName, stageFile, syncDirectory, tempPath, type StagedFile } from './atomic-write.js';
 import { decodeBody, directoryEntry, fileEntry, type ProjectFile } from './file-entry.js';
 import { fileNameProblem, isInside, validateFileName, validatePrefix } from './file-name.js';
 import { projectLock, type ProjectLock } from './project-lock.js';
@@ -29,6 +29,25 @@ export interface ListOptions {
   /** Plain string prefix on the name (§4.7); "" or absent lists everything. */
   readonly prefix?: string;
   readonly includeBody?: boolean;
+}
+
+/**
+ * A save's new content written and fsync'ed beside its target ahead of the
+ * project lock (ProjectTree.stage); null when that could not be done early
+ * (the directory does not exist yet, or any error): the save then writes
+ * under the lock as before and reports what goes wrong there.
+ */
+export type Staging = Promise<StagedFile | null>;
+
+export interface SaveOptions {
+  /** From `stage(name, …)` with the same name and content, started before the lock was requested. */
+  readonly staged?: Staging;
+  /**
+   * Directories whose fsync (making the rename durable) the caller awaits
+   * itself after releasing the lock; without it the save awaits the fsync
+   * before it returns.
+   */
+  readonly syncLater?: Set<string>;
 }
 
 const quote = (s: string): string => JSON.stringify(s);
@@ -120,8 +139,14 @@ export class ProjectTree {
   /**
    * §4.8 file-system part: creates a directory (`is_dir`), or creates/replaces
    * a file atomically; missing parents are created. Returns the entry without body.
+   *
+   * Only the rename needs the project lock: the content is written and
+   * fsync'ed (`stage`) while the save waits for its turn, so writers queued
+   * behind one another overlap their fsyncs instead of taking turns. Turns
+   * are still taken in arrival order, and the lock is requested before the
+   * first await, so the last save requested is the last renamed.
    */
-  async save(input: SaveInput): Promise<ProjectFile> {
+  async save(input: SaveInput, options: SaveOptions = {}): Promise<ProjectFile> {
     const { name } = input;
     const abs = this.resolve(name);
     if (input.is_dir === true) {
@@ -132,18 +157,84 @@ export class ProjectTree {
       });
     }
     const data = decodeBody(input.body ?? '', input.encoding);
-    return this.withLock(async () => {
-      const segments = name.split('/');
-      await this.ensureDirectories(segments.slice(0, -1));
-      if ((await statOrNull(abs))?.isDirectory()) throw new EngineError('conflict', `${quote(name)} is a directory`);
-      try {
-        await writeFileAtomic(abs, data);
-      } catch (err) {
-        if (errno(err) === 'EISDIR') throw new EngineError('conflict', `${quote(name)} is a directory`);
-        throw wrap(`cannot save file ${quote(name)}`, err);
-      }
-      return this.entryAfterWrite(name, abs);
-    });
+    const staging = options.staged ?? (this.lock.isHeld() ? null : this.stageAt(abs, data));
+    const syncLater = options.syncLater ?? new Set<string>();
+    let committed = false;
+    try {
+      const entry = await this.withLock(async () => {
+        const staged = staging === null ? null : await staging;
+        const entry = staged === null ? null : this.commitStaged(name, abs, staged);
+        if (entry !== null) {
+          committed = true;
+          syncLater.add(path.dirname(abs));
+          return entry;
+        }
+        // Nothing staged (its directory did not exist), or the temporary vanished with its
+        // directory (a delete or pull came first): create the directories and write here.
+        await this.ensureDirectories(name.split('/').slice(0, -1), path.dirname(abs));
+        const current = await statOrNull(abs);
+        if (current?.isDirectory()) throw new EngineError('conflict', `${quote(name)} is a directory`);
+        const mode = current?.isFile() ? current.mode & 0o7777 : undefined;
+        try {
+          const written = await stageFile(abs, data, mode);
+          await commitStaged(written, mode);
+          committed = true;
+          syncLater.add(path.dirname(abs));
+          return fileEntry(name, written.stats);
+        } catch (err) {
+          if (errno(err) === 'EISDIR') throw new EngineError('conflict', `${quote(name)} is a directory`);
+          throw wrap(`cannot save file ${quote(name)}`, err);
+        }
+      });
+      if (options.syncLater === undefined) await Promise.all([...syncLater].map(syncDirectory));
+      return entry;
+    } finally {
+      // Refused (a directory there, a file in the parent chain) or failed before the rename.
+      const staged = committed || staging === null ? null : await staging;
+      if (staged !== null) await discardStaged(staged);
+    }
+  }
+
+  /**
+   * Under the lock: renames a staged file over `name`, keeping the permission
+   * bits of the file it replaces. Synchronous calls only (see
+   * commitStagedSync). Null when the temporary is gone.
+   */
+  private commitStaged(name: string, abs: string, staged: StagedFile): ProjectFile | null {
+    let current: Stats | undefined;
+    try {
+      current = statSync(abs, { throwIfNoEntry: false });
+    } catch (err) {
+      if (!isMissing(err)) throw wrap(`cannot inspect ${abs}`, err);
+    }
+    if (current?.isDirectory()) throw new EngineError('conflict', `${quote(name)} is a directory`);
+    try {
+      commitStagedSync(staged, current?.isFile() ? current.mode & 0o7777 : undefined);
+    } catch (err) {
+      if (isMissing(err)) return null;
+      if (errno(err) === 'EISDIR') throw new EngineError('conflict', `${quote(name)} is a directory`);
+      throw wrap(`cannot save file ${quote(name)}`, err);
+    }
+    return fileEntry(name, staged.stats);
+  }
+
+  /**
+   * Starts writing `data` for the file `name` to a temporary file beside it
+   * and fsyncing it, without the project lock; pass the result to `save`.
+   * Never rejects (see Staging).
+   */
+  stage(name: string, data: Uint8Array): Staging {
+    return this.stageAt(this.resolve(name), data);
+  }
+
+  /** Removes what `stage` wrote when the save it was for is not going to happen. */
+  async discard(staging: Staging): Promise<void> {
+    const staged = await staging;
+    if (staged !== null) await discardStaged(staged);
+  }
+
+  private stageAt(abs: string, data: Uint8Array): Staging {
+    return stageFile(abs, data).catch(() => null);
   }
 
   /**
@@ -157,7 +248,7 @@ export class ProjectTree {
       if (st === null) throw notFound(name);
       const removed = st.isDirectory() ? (await this.list({ prefix: `${name}/` })).filter((f) => !f.is_dir).map((f) => f.name) : [name];
       try {
-        await rm(abs, { recursive: st.isDirectory(), force: false });
+        await removeEntry(abs, st.isDirectory());
       } catch (err) {
         if (isMissing(err)) throw notFound(name);
         throw wrap(`cannot delete file ${quote(name)}`, err);
@@ -187,8 +278,13 @@ export class ProjectTree {
     });
   }
 
-  /** Creates each missing directory of the relative path `segments`; 409 on a non-directory. */
-  private async ensureDirectories(segments: readonly string[]): Promise<void> {
+  /**
+   * Creates each missing directory of the relative path `segments`; 409 on a
+   * non-directory. `abs`, the absolute path of `segments`: when it already is
+   * a directory, so is every prefix, and one stat answers.
+   */
+  private async ensureDirectories(segments: readonly string[], abs?: string): Promise<void> {
+    if (abs !== undefined && (await statOrNull(abs))?.isDirectory()) return;
     await mkdir(this.root, { recursive: true });
     for (let i = 1; i <= segments.length; i++) {
       const rel = segments.slice(0, i).join('/');
@@ -260,6 +356,28 @@ export class ProjectTree {
       if (enter) await this.walk(rel, prefix, realRoot, withBody, out);
     }
   }
+}
+
+/**
+ * Removes a file, or a directory with its subtree. A directory is first
+ * renamed to a temporary name beside it (hidden from listings) and removed
+ * from there: a save stages its temporary file beside its target before it
+ * waits for the project lock (see ProjectTree.save), and one landing in a
+ * directory while rm empties it would make the final rmdir fail. Once the
+ * directory is moved away, a save staging into its old path finds no
+ * directory and writes under the lock after this delete.
+ */
+async function removeEntry(abs: string, recursive: boolean): Promise<void> {
+  if (!recursive) return rm(abs, { force: false });
+  const trash = tempPath(path.dirname(abs));
+  try {
+    await fsRename(abs, trash);
+  } catch (err) {
+    if (isMissing(err)) throw err;
+    return rm(abs, { recursive: true, force: false }); // cannot be moved (e.g. a mount point): remove in place
+  }
+  // A save that resolved the old path just before the move can still add a file: rm retries then.
+  await rm(trash, { recursive: true, force: true, maxRetries: 5, retryDelay: 10 });
 }
 
 async function readRegularFile(abs: string): Promise<{ st: Stats; content: Buffer }> {

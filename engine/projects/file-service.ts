@@ -6,12 +6,13 @@
  * take default jobs along and refuse while other jobs still point at the
  * file. Each check-then-write runs under the project lock (§2.8).
  */
+import { syncDirectory } from '../files/atomic-write.js';
 import { decodeBody, type ProjectFile } from '../files/file-entry.js';
 import type { ListOptions, SaveInput } from '../files/project-tree.js';
-import type { JobKind } from '../jobs/index.js';
+import { isSqlName, isYamlName, type JobKind } from '../jobs/index.js';
 import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
-import { classifyContent, isRejected, kindLabel, readContent, validateContent, type FileKind } from './job-files.js';
+import { classifyContent, isRejected, kindLabel, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
 import { activeExecutions, badRequest, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
 import { validationContext, type ProjectScope } from './project-scope.js';
 
@@ -51,7 +52,13 @@ export function listFiles(p: ProjectScope, options: ListOptions): Promise<Projec
   return p.tree.list(options);
 }
 
-/** §4.8. */
+/**
+ * §4.8. The content is written and fsync'ed while the save waits for the
+ * project lock (ProjectTree.stage); under the lock only the checks, the
+ * rename and the job changes run. The directory fsync that makes the rename
+ * durable runs after the lock is released (other saves share it) and before
+ * the answer.
+ */
 export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveFileResult> {
   const { name } = input;
   p.tree.resolve(name);
@@ -60,30 +67,40 @@ export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveF
   const checked = validateContent(name, content, validationContext(p));
   if (isRejected(checked)) throw new InvalidJobFileError(name, checked.problems);
   const kind = checked.kind as JobKind | null;
-  return p.tree.withLock(async () => {
-    const jobs = (await p.store.jobsByFile(p.projectId, name)).filter((j) => j.file_name === name);
-    const dflt = jobs.find((j) => j.default);
-    const others = jobs.filter((j) => !j.default);
-    const old = await readContent(p.tree, name);
-    // A YAML file that no longer parses (only git writes those) has the kind its jobs say.
-    let before: FileKind = old === null ? null : classifyContent(name, old);
-    if (before === 'invalid-yaml') before = dflt?.type ?? others[0]?.type ?? before;
-    if (old !== null && before !== kind) {
-      if (others.length > 0) throw kindChangeRefused(name, others, before, kind);
-      if (kind === null && dflt) await refuseIfActive(p, [dflt]);
-    }
-    const file = await p.tree.save(input);
-    if (kind === null) {
-      if (dflt) await p.store.deleteJob(p.projectId, dflt.id);
-      return { file };
-    }
-    if (dflt) {
-      if (dflt.type !== kind) await p.store.replaceJob(retyped(dflt, kind));
-      return { file, job_file_kind: kind };
-    }
-    const created = await p.store.createJob(newDefaultJob(p.projectId, name, kind));
-    return { file, job_file_kind: kind, default_job_id: created.id };
-  });
+  const staged = p.tree.stage(name, content);
+  const syncLater = new Set<string>();
+  let handedOver = false;
+  try {
+    return await p.tree.withLock(async () => {
+      const jobs = (await p.store.jobsByFile(p.projectId, name)).filter((j) => j.file_name === name);
+      const dflt = jobs.find((j) => j.default);
+      const others = jobs.filter((j) => !j.default);
+      // Under a name that only ever holds plain files (not .yaml/.yml/.sql) the old kind is null whatever the content.
+      const old = isYamlName(name) || isSqlName(name) ? readContentSync(p.tree, name) : null;
+      // A YAML file that no longer parses (only git writes those) has the kind its jobs say.
+      let before: FileKind = old === null ? null : classifyContent(name, old);
+      if (before === 'invalid-yaml') before = dflt?.type ?? others[0]?.type ?? before;
+      if (old !== null && before !== kind) {
+        if (others.length > 0) throw kindChangeRefused(name, others, before, kind);
+        if (kind === null && dflt) await refuseIfActive(p, [dflt]);
+      }
+      handedOver = true;
+      const file = await p.tree.save(input, { staged, syncLater });
+      if (kind === null) {
+        if (dflt) await p.store.deleteJob(p.projectId, dflt.id);
+        return { file };
+      }
+      if (dflt) {
+        if (dflt.type !== kind) await p.store.replaceJob(retyped(dflt, kind));
+        return { file, job_file_kind: kind };
+      }
+      const created = await p.store.createJob(newDefaultJob(p.projectId, name, kind));
+      return { file, job_file_kind: kind, default_job_id: created.id };
+    });
+  } finally {
+    if (!handedOver) await p.tree.discard(staged);
+    await Promise.all([...syncLater].map(syncDirectory));
+  }
 }
 
 /** §4.9. */

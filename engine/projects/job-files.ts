@@ -9,6 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { ConnectionRegistry } from '../connections/index.js';
 import { connectionKind, declaredType } from '../connections/index.js';
+import { EngineError } from '../errors.js';
 import type { ProjectTree } from '../files/project-tree.js';
 import { classifyJobFile, validateJobFile, type JobFileContext, type JobFileValidation, type JobKind } from '../jobs/index.js';
 
@@ -63,6 +64,29 @@ export async function readContent(tree: ProjectTree, name: string): Promise<Buff
   if (entry === null || entry.is_dir) return null;
   try {
     return await readFile(tree.resolve(name));
+  } catch {
+    return null; // removed or replaced by a directory since the stat
+  }
+}
+
+/**
+ * readContent for a holder of the project lock, with synchronous calls: a
+ * job file is small, and a read through libuv's threadpool would wait behind
+ * the fsyncs of the saves queued for the lock (ProjectTree.save).
+ */
+export function readContentSync(tree: ProjectTree, name: string): Buffer | null {
+  const abs = tree.resolve(name);
+  let isFile: boolean;
+  try {
+    isFile = statSync(abs).isFile();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw new EngineError('internal', `cannot inspect file ${JSON.stringify(name)}`, err);
+  }
+  if (!isFile) return null;
+  try {
+    return readFileSync(abs);
   } catch {
     return null; // removed or replaced by a directory since the stat
   }
