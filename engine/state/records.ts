@@ -109,26 +109,36 @@ export function jobFromRow(r: Row): JobRecord {
 }
 
 export function executionFromRow(r: Row, maps: Map<string, StatusMap>): ExecutionRecord {
-  const start = str(r.start_time);
-  const end = strOrNull(r.end_time);
+  return executionFromValues(EXECUTION_COLUMNS.map((c) => r[c]), maps);
+}
+
+/**
+ * An execution from its column values in EXECUTION_COLUMNS order: a raw row,
+ * which better-sqlite3 returns in about half the time of a row object (the
+ * bulk of a 100-execution page's cost).
+ */
+export function executionFromValues(v: readonly unknown[], maps: Map<string, StatusMap>): ExecutionRecord {
+  const [execId, projectId, jobId, jobName, jobType, fileName, status, error, trigger, startTime, endTime, rowCount, byteCount, build, overrides] = v;
+  const start = str(startTime);
+  const end = strOrNull(endTime);
   return {
-    exec_id: str(r.exec_id),
-    project_id: str(r.project_id),
-    job_id: str(r.job_id),
-    job_name: str(r.job_name),
-    job_type: r.job_type as ExecutionRecord['job_type'],
-    file_name: str(r.file_name),
-    status: r.status as ExecutionStatus,
-    error: strOrNull(r.error),
-    trigger: r.triggered_by as ExecutionRecord['trigger'],
+    exec_id: str(execId),
+    project_id: str(projectId),
+    job_id: str(jobId),
+    job_name: str(jobName),
+    job_type: jobType as ExecutionRecord['job_type'],
+    file_name: str(fileName),
+    status: status as ExecutionStatus,
+    error: strOrNull(error),
+    trigger: trigger as ExecutionRecord['trigger'],
     start_time: start,
     end_time: end,
     duration: end === null ? null : Math.max(0, Date.parse(end) - Date.parse(start)) / 1000,
-    rows: num(r.row_count),
-    bytes: num(r.byte_count),
-    status_map: maps.get(str(r.exec_id)) ?? emptyStatusMap(),
-    build: fromJson<JsonObject>(r.build),
-    overrides: fromJson<JsonObject>(r.overrides),
+    rows: num(rowCount),
+    bytes: num(byteCount),
+    status_map: maps.get(str(execId)) ?? emptyStatusMap(),
+    build: fromJson<JsonObject>(build),
+    overrides: fromJson<JsonObject>(overrides),
   };
 }
 

@@ -41,6 +41,7 @@ import {
   type ProjectCounts,
   type ProjectRecord,
   type StateStore,
+  type StatusMap,
   type StateStoreOptions,
   type StepRecord,
   type StepUpsert,
@@ -56,6 +57,7 @@ const ACTIVE = "('queued', 'running')";
 const GIT_COLUMNS = 'git_url, git_branch, git_enabled, git_poll_interval, git_last_sha, git_last_pull, git_last_error';
 const TASK_COLUMNS = 'exec_id, task_id, seq, stream_name, object, mode, status, error, start_time, end_time, row_count, byte_count, metrics';
 const STEP_COLUMNS = 'exec_id, step_id, seq, type, status, error, start_time, end_time, state';
+const SELECT_EXECUTIONS = `SELECT ${R.EXECUTION_COLUMNS.join(', ')} FROM executions`;
 const INSERT_EXECUTION = `INSERT INTO executions (${R.EXECUTION_COLUMNS.join(', ')}) VALUES (${R.EXECUTION_COLUMNS.map(() => '?').join(', ')})`;
 
 /** Named parameters for an optional field: `@has_<k>` (0/1) and `@<k>`. */
@@ -93,6 +95,14 @@ class SqliteStore implements StateStore {
   private st(sql: string): Database.Statement {
     let s = this.statements.get(sql);
     if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
+  /** Statements returning rows as value arrays (raw mode), cached apart from the object-row ones. */
+  private readonly rawStatements = new Map<string, Database.Statement>();
+  private rawSt(sql: string): Database.Statement {
+    let s = this.rawStatements.get(sql);
+    if (!s) this.rawStatements.set(sql, (s = this.db.prepare(sql).raw(true)));
     return s;
   }
 
@@ -232,18 +242,30 @@ class SqliteStore implements StateStore {
 
   // ---- executions ----
 
-  private withMaps(rows: Row[]): ExecutionRecord[] {
-    if (rows.length === 0) return [];
-    const ids = JSON.stringify(rows.map((r) => r.exec_id));
-    // One grouped query for the whole page; an execution has either tasks or steps.
+  /** Status maps of a page of executions: one grouped query; an execution has either tasks or steps. */
+  private statusMapsOf(execIds: readonly unknown[]): Map<string, StatusMap> {
+    const ids = JSON.stringify(execIds);
     const counts = this.all(
       `SELECT exec_id, status, COUNT(*) AS n FROM tasks WHERE exec_id IN (SELECT value FROM json_each(?)) GROUP BY exec_id, status
        UNION ALL
        SELECT exec_id, status, COUNT(*) AS n FROM steps WHERE exec_id IN (SELECT value FROM json_each(?)) GROUP BY exec_id, status`,
       ids, ids,
     );
-    const maps = R.statusMaps(counts);
+    return R.statusMaps(counts);
+  }
+
+  private withMaps(rows: Row[]): ExecutionRecord[] {
+    if (rows.length === 0) return [];
+    const maps = this.statusMapsOf(rows.map((r) => r.exec_id));
     return rows.map((r) => R.executionFromRow(r, maps));
+  }
+
+  /** `SELECT <execution columns> FROM executions <rest>` as records, read as raw rows (see R.executionFromValues). */
+  private executions(rest: string, ...params: unknown[]): ExecutionRecord[] {
+    const rows = this.rawSt(`${SELECT_EXECUTIONS} ${rest}`).all(...params) as unknown[][];
+    if (rows.length === 0) return [];
+    const maps = this.statusMapsOf(rows.map((v) => v[0]));
+    return rows.map((v) => R.executionFromValues(v, maps));
   }
 
   async createExecution(input: NewExecution): Promise<ExecutionRecord> {
@@ -265,11 +287,11 @@ class SqliteStore implements StateStore {
   }
 
   async getExecution(projectId: string, execId: string): Promise<ExecutionRecord | undefined> {
-    return this.withMaps(this.all('SELECT * FROM executions WHERE exec_id = ? AND project_id = ?', execId, projectId))[0];
+    return this.executions('WHERE exec_id = ? AND project_id = ?', execId, projectId)[0];
   }
 
   async findExecution(execId: string): Promise<ExecutionRecord | undefined> {
-    return this.withMaps(this.all('SELECT * FROM executions WHERE exec_id = ?', execId))[0];
+    return this.executions('WHERE exec_id = ?', execId)[0];
   }
 
   async listExecutions(q: ExecutionQuery): Promise<ExecutionRecord[]> {
@@ -295,8 +317,7 @@ class SqliteStore implements StateStore {
       params.push(R.canonicalTime(q.period[0], 'period start'), R.canonicalTime(q.period[1], 'period end'));
     }
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
-    const sql = `SELECT * FROM executions WHERE ${where.join(' AND ')} ORDER BY start_time ${dir}, exec_id ${dir} LIMIT ?`;
-    return this.withMaps(this.all(sql, ...params, q.limit));
+    return this.executions(`WHERE ${where.join(' AND ')} ORDER BY start_time ${dir}, exec_id ${dir} LIMIT ?`, ...params, q.limit);
   }
 
   async updateExecution(execId: string, patch: ExecutionPatch): Promise<boolean> {
@@ -334,7 +355,7 @@ class SqliteStore implements StateStore {
   async activeExecutions(jobId: string): Promise<ExecutionRecord[]> {
     // `+job_id` keeps the planner on executions_status (few active rows) rather than
     // walking every execution the job ever had through executions_job_start.
-    return this.withMaps(this.all(`SELECT * FROM executions WHERE status IN ${ACTIVE} AND +job_id = ? ORDER BY exec_id`, jobId));
+    return this.executions(`WHERE status IN ${ACTIVE} AND +job_id = ? ORDER BY exec_id`, jobId);
   }
 
   async claimNextQueued(options: ClaimOptions = {}): Promise<ExecutionRecord | undefined> {
