@@ -5,7 +5,6 @@
  * owns the database file (one task at a time). Hosts call `startBuild` and
  * render the events; nothing here writes to stdout.
  */
-import { availableParallelism } from 'node:os';
 import type { Connection } from '../engine/connections/connection.js';
 import { executeNode } from '../engine/build/execute-node.js';
 import type { ModelTask, NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
@@ -15,7 +14,8 @@ import { openTarget, type SchemaRef, type Target, type TargetSession } from '../
 import { createNunjucksEngine } from '../engine/template/nunjucks-engine.js';
 import { duckdbActor } from './duckdb-actor.js';
 import { logReceiver } from './task-log.js';
-import { TaskPool } from './pool.js';
+import { buildTaskPool } from './build-pool.js';
+import type { TaskPool } from './pool.js';
 import { RunActor } from './runtime.js';
 
 export interface BuildNode {
@@ -45,26 +45,11 @@ export interface BuildRunInput {
   readonly logLevel: Level;
   readonly hooks?: ModelHooks;
   /**
-   * A pool made with `buildTaskPool` before the run (the CLI starts it while
+   * A pool made with `buildTaskPool` (build-pool.ts) before the run (the CLI starts it while
    * the project compiles, so thread start-up overlaps compilation). Borrowed:
    * the run does not destroy it. Without it, PostgreSQL runs make their own.
    */
   readonly pool?: TaskPool;
-}
-
-/**
- * The worker pool for a PostgreSQL build with `threads` slots. A node task
- * mostly waits on the server, so a thread serves several slots at once; one
- * core is left to the main thread (supervisor, progress) and the rest share
- * the slots: on 2 cores, one worker runs 4 slots. Threads live for the whole
- * run (an idle thread stopped and restarted costs its start-up again). bench/
- * measured 1,000 trivial models on 2 cores: 4 threads × 1 slot spent ~5 s of
- * CPU, 1 thread × 4 slots ~3 s, with the wall time following.
- */
-export function buildTaskPool(threads: number): TaskPool {
-  const slots = Math.max(1, threads);
-  const workers = Math.min(slots, Math.max(1, availableParallelism() - 1));
-  return new TaskPool({ maxThreads: workers, minThreads: workers, idleTimeout: Number.POSITIVE_INFINITY, concurrentTasksPerWorker: Math.ceil(slots / workers) });
 }
 
 export type BuildActor = RunActor<NodeTask, NodeOutcome>;

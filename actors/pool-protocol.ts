@@ -46,4 +46,6 @@ export interface PoolWorkerData {
   readonly cancelChannel: string;
   /** Tasks one worker runs at once (Piscina's concurrentTasksPerWorker): its connection pools hold as many. */
   readonly concurrentTasks: number;
+  /** Task types whose handlers a worker loads as soon as it starts, before its first task of them arrives. */
+  readonly preload: readonly string[];
 }

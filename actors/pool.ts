@@ -22,7 +22,7 @@ import { EngineError } from '../engine/errors.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { rebuildError } from './task-error.js';
 import { expectLines } from './task-log.js';
-import type { PoolTask, Task, TaskResult } from './tasks/index.js';
+import type { PoolTask, Task, TaskResult, TaskType } from './tasks/index.js';
 import type { LogRoute } from './tasks/task-log.js';
 
 export interface TaskPoolOptions {
@@ -37,6 +37,12 @@ export interface TaskPoolOptions {
    * without a thread (and its start-up, memory and CPU) per slot.
    */
   readonly concurrentTasksPerWorker?: number;
+  /**
+   * Task types the pool will run first: each thread loads their handlers
+   * while it waits for work (handlers otherwise load on a thread's first
+   * task of their type — the build handler's modules take a few hundred ms).
+   */
+  readonly preload?: readonly TaskType[];
   /** Pool-level failures not tied to one task (a worker that died). Defaults to a process warning. */
   readonly onError?: (err: Error) => void;
 }
@@ -65,7 +71,7 @@ export class TaskPool {
   constructor(options: TaskPoolOptions = {}) {
     const cancelChannel = `service-task-cancel-${randomUUID()}`;
     const concurrentTasks = Math.max(1, options.concurrentTasksPerWorker ?? 1);
-    const workerData: PoolWorkerData = { cancelChannel, concurrentTasks };
+    const workerData: PoolWorkerData = { cancelChannel, concurrentTasks, preload: options.preload ?? [] };
     const execArgv = workerExecArgv();
     this.#piscina = new Piscina<TaskEnvelope, TaskOutcome>({
       filename: new URL(ENTRY_IS_TS ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,

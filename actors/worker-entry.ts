@@ -19,7 +19,7 @@ const EARLY_CANCEL_LIMIT = 1024;
 const running = new Map<number, AbortController>();
 const cancelledEarly = new Set<number>();
 
-const { cancelChannel } = workerData as PoolWorkerData;
+const { cancelChannel, preload } = workerData as PoolWorkerData;
 const channel = new BroadcastChannel(cancelChannel);
 channel.unref();
 channel.onmessage = (event: unknown) => {
@@ -35,6 +35,9 @@ channel.onmessage = (event: unknown) => {
 };
 // Listening from here on: cancels posted while this thread booted are posted again (pool-protocol.ts).
 channel.postMessage({ type: 'worker.ready' } satisfies ChannelMessage);
+
+// Handlers the pool will need first load now, while no task is waiting; a failure shows on the first task.
+for (const type of preload) handlerFor(type).catch(() => {});
 
 function cancelled(): EngineError {
   return new EngineError('cancelled', 'cancelled');

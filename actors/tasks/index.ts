@@ -30,15 +30,16 @@ export type Task = { [K in TaskType]: Parameters<Handlers[K]>[0] }[TaskType];
 /** The result a task of this shape resolves to. */
 export type TaskResult<T extends PoolTask> = T['type'] extends TaskType ? Awaited<ReturnType<Handlers[T['type']]>> : unknown;
 
-const loaded = new Map<string, TaskHandler<PoolTask, unknown>>();
+const loaded = new Map<string, Promise<TaskHandler<PoolTask, unknown>>>();
 
-/** The handler of `type` (loaded on first use); undefined for an unknown type. */
+/** The handler of `type` (loaded on first use, once); undefined for an unknown type. */
 export async function handlerFor(type: string): Promise<TaskHandler<PoolTask, unknown> | undefined> {
   if (!Object.hasOwn(loaders, type)) return undefined;
   let handler = loaded.get(type);
   if (!handler) {
-    handler = (await loaders[type as TaskType]()) as TaskHandler<PoolTask, unknown>;
+    handler = loaders[type as TaskType]() as Promise<TaskHandler<PoolTask, unknown>>;
     loaded.set(type, handler);
+    handler.catch(() => loaded.delete(type)); // a failed load is tried again by the next task
   }
   return handler;
 }

@@ -1,18 +1,13 @@
 /**
- * `service build <command>`: turns the parsed arguments into a build request,
- * runs the stages, and renders the result on stdout (payload) and stderr
- * (logs). Returns the exit code (build.md §14.4).
+ * The stages of `service build <command>` after the entry (command.ts):
+ * turns the parsed arguments into a build request, loads, compiles and runs
+ * it, and renders the result on stdout (payload) and stderr (logs). Returns
+ * the exit code (build.md §14.4).
  */
 import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../../engine/build/prepare.js';
-import { findConfigFiles } from '../../engine/project/config.js';
 import type { Logger } from '../../engine/log.js';
-import { resolve } from 'node:path';
-import { buildTaskPool } from '../../actors/build-run.js';
 import type { TaskPool } from '../../actors/pool.js';
-import type { Connection } from '../../engine/connections/connection.js';
-import { cliLogger } from '../cli-logger.js';
 import type { BuildArgs, BuildCommand } from './args.js';
-import { commandHelp } from './help.js';
 import { compileJson, compileText } from './render-compile.js';
 import { listEntries, listText } from './render-list.js';
 import { printFatal, type Io } from '../io.js';
@@ -35,31 +30,12 @@ export function toRequest(args: BuildArgs, command: BuildCommand, path = args.pa
   };
 }
 
-export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
-  const command = args.command!;
-  // §2.1 guard: `run` with no config, no --target and no -R prints help without walking the tree.
-  if (command === 'run' && args.target === undefined && !args.recursive && findConfigFiles(resolve(args.path)).length === 0) {
-    (args.json ? io.err : io.out)(commandHelp('run'));
-    return 0;
-  }
-  const logger = cliLogger(args, io.err);
-  try {
-    const plan = planProjects(args);
-    if (plan.mode === 'independent') return await independent(args, command, plan.root, plan.children, logger, io);
-    let pool: TaskPool | undefined;
-    try {
-      // A PostgreSQL run's worker threads start as soon as the target is known and boot while the project compiles.
-      const onConnection = (c: Connection) => {
-        if ((command === 'run' || command === 'test') && c.type === 'postgres') pool = buildTaskPool(args.threads);
-      };
-      const prepared = prepareBuild({ ...toRequest(args, command), onConnection }, logger);
-      return await single(args, command, prepared, logger, io, pool);
-    } finally {
-      await pool?.destroy();
-    }
-  } catch (err) {
-    return printFatal(err, io);
-  }
+/** Prepares (loads, compiles, selects) and runs one build command; `pool`: PostgreSQL worker threads started ahead. */
+export async function runBuild(args: BuildArgs, command: BuildCommand, logger: Logger, io: Io, pool?: TaskPool): Promise<number> {
+  const plan = planProjects(args);
+  if (plan.mode === 'independent') return independent(args, command, plan.root, plan.children, logger, io);
+  const prepared = prepareBuild(toRequest(args, command), logger);
+  return single(args, command, prepared, logger, io, pool);
 }
 
 async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io, pool?: TaskPool): Promise<number> {

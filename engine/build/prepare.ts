@@ -35,12 +35,6 @@ export interface BuildRequest {
    * project's connections (api.md §6.4.4).
    */
   readonly connections?: ConnectionRegistry;
-  /**
-   * Called with the target connection once it is resolved, before the
-   * project compiles: the CLI starts the worker threads of a run then, so
-   * their start-up overlaps compilation.
-   */
-  readonly onConnection?: (connection: Connection) => void;
 }
 
 export interface PreparedBuild {
@@ -102,7 +96,6 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
       throw new EngineError('target', `target '${targetName}' has type '${declaredType(connection)}'; service build supports postgres and duckdb`);
     } else {
       targetType = connection.type as TargetType;
-      req.onConnection?.(connection);
     }
   }
   const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh });

@@ -1,0 +1,47 @@
+/**
+ * `service build <command>`: the entry. It prints help for a bare `run`
+ * outside a project (§2.1), starts a PostgreSQL run's worker threads, then
+ * loads the build stages (stages.ts) and runs them. Returns the exit code
+ * (build.md §14.4).
+ *
+ * The threads start before the stages' modules load: the target connection
+ * is read from the config file alone (peek-target.ts), so a worker boots
+ * while this thread loads modules and compiles the project instead of after.
+ */
+import { resolve } from 'node:path';
+import type { TaskPool } from '../../actors/pool.js';
+import { peekTargetConnection } from '../../engine/build/peek-target.js';
+import { findConfigFiles } from '../../engine/project/config.js';
+import { cliLogger } from '../cli-logger.js';
+import { printFatal, type Io } from '../io.js';
+import type { BuildArgs, BuildCommand } from './args.js';
+import { commandHelp } from './help.js';
+
+export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
+  const command = args.command!;
+  // §2.1 guard: `run` with no config, no --target and no -R prints help without walking the tree.
+  if (command === 'run' && args.target === undefined && !args.recursive && findConfigFiles(resolve(args.path)).length === 0) {
+    (args.json ? io.err : io.out)(commandHelp('run'));
+    return 0;
+  }
+  const logger = cliLogger(args, io.err);
+  let pool: TaskPool | undefined;
+  try {
+    pool = await poolAhead(args, command);
+    const { runBuild } = await import('./stages.js');
+    return await runBuild(args, command, logger, io, pool);
+  } catch (err) {
+    return printFatal(err, io);
+  } finally {
+    await pool?.destroy();
+  }
+}
+
+/** Worker threads for a single-project PostgreSQL `run`/`test`; undefined otherwise (the run makes its own if needed). */
+async function poolAhead(args: BuildArgs, command: BuildCommand): Promise<TaskPool | undefined> {
+  if ((command !== 'run' && command !== 'test') || args.recursive) return undefined;
+  const connection = peekTargetConnection(args.path, { target: args.target, schema: args.schema, prod: args.prod, vars: args.vars });
+  if (connection?.type !== 'postgres') return undefined;
+  const { buildTaskPool } = await import('../../actors/build-pool.js');
+  return buildTaskPool(args.threads);
+}
