@@ -45,7 +45,8 @@ export function validateFileName(name: string, root: string): string {
   const absRoot = path.resolve(root);
   const abs = path.join(absRoot, name);
   const realRoot = resolveRealPath(absRoot);
-  const real = realRoot === null ? null : resolveRealPath(abs);
+  // Walking `abs` from `/` would resolve the root's components a second time and end at realRoot.
+  const real = realRoot === null ? null : resolveRealPath(name, realRoot);
   if (realRoot === null || real === null || !isInside(realRoot, real)) {
     throw new EngineError('bad_request', invalid(name, 'path leaves the project root'));
   }
@@ -73,10 +74,12 @@ export function isInside(root: string, p: string): boolean {
  * component that exists, and the first missing component and everything after
  * it are appended lexically. A dangling link is followed to its (missing)
  * target, so a later mkdir/write through it is judged by where it would land.
- * Returns null for a symlink loop (nothing can be proven about it).
+ * Returns null for a symlink loop (nothing can be proven about it). With
+ * `from`, `abs` is a path relative to that real path.
  */
-export function resolveRealPath(abs: string): string | null {
-  let resolved = path.parse(abs).root;
+export function resolveRealPath(abs: string, from?: string): string | null {
+  // `from`: a real path (symlinks already resolved) that `abs`, then relative, starts from.
+  let resolved = from ?? path.parse(abs).root;
   const pending = splitPath(abs);
   let hops = 0;
   while (pending.length > 0) {

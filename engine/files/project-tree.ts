@@ -37,7 +37,12 @@ export interface ListOptions {
  * (the directory does not exist yet, or any error): the save then writes
  * under the lock as before and reports what goes wrong there.
  */
-export type Staging = Promise<StagedFile | null>;
+export interface Staging {
+  readonly name: string;
+  /** `resolve(name)`. */
+  readonly abs: string;
+  readonly file: Promise<StagedFile | null>;
+}
 
 export interface SaveOptions {
   /** From `stage(name, …)` with the same name and content, started before the lock was requested. */
@@ -148,7 +153,8 @@ export class ProjectTree {
    */
   async save(input: SaveInput, options: SaveOptions = {}): Promise<ProjectFile> {
     const { name } = input;
-    const abs = this.resolve(name);
+    if (options.staged !== undefined && options.staged.name !== name) throw new EngineError('internal', `content staged for ${quote(options.staged.name)} offered to the save of ${quote(name)}`);
+    const abs = options.staged?.abs ?? this.resolve(name);
     if (input.is_dir === true) {
       if (input.body !== undefined && input.body !== '') throw new EngineError('bad_request', 'body must be empty when is_dir is true');
       return this.withLock(async () => {
@@ -157,7 +163,7 @@ export class ProjectTree {
       });
     }
     const data = decodeBody(input.body ?? '', input.encoding);
-    const staging = options.staged ?? (this.lock.isHeld() ? null : this.stageAt(abs, data));
+    const staging = options.staged?.file ?? (this.lock.isHeld() ? null : this.stage(name, data, abs).file);
     const syncLater = options.syncLater ?? new Set<string>();
     let committed = false;
     try {
@@ -221,20 +227,17 @@ export class ProjectTree {
   /**
    * Starts writing `data` for the file `name` to a temporary file beside it
    * and fsyncing it, without the project lock; pass the result to `save`.
-   * Never rejects (see Staging).
+   * `abs`: `resolve(name)`, when the caller has it already. The write itself
+   * never rejects (see Staging).
    */
-  stage(name: string, data: Uint8Array): Staging {
-    return this.stageAt(this.resolve(name), data);
+  stage(name: string, data: Uint8Array, abs = this.resolve(name)): Staging {
+    return { name, abs, file: stageFile(abs, data).catch(() => null) };
   }
 
   /** Removes what `stage` wrote when the save it was for is not going to happen. */
   async discard(staging: Staging): Promise<void> {
-    const staged = await staging;
+    const staged = await staging.file;
     if (staged !== null) await discardStaged(staged);
-  }
-
-  private stageAt(abs: string, data: Uint8Array): Staging {
-    return stageFile(abs, data).catch(() => null);
   }
 
   /**

@@ -61,13 +61,13 @@ export function listFiles(p: ProjectScope, options: ListOptions): Promise<Projec
  */
 export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveFileResult> {
   const { name } = input;
-  p.tree.resolve(name);
+  const abs = p.tree.resolve(name);
   if (input.is_dir === true) return { file: await p.tree.save(input) };
   const content = decodeBody(input.body ?? '', input.encoding);
   const checked = validateContent(name, content, validationContext(p));
   if (isRejected(checked)) throw new InvalidJobFileError(name, checked.problems);
   const kind = checked.kind as JobKind | null;
-  const staged = p.tree.stage(name, content);
+  const staged = p.tree.stage(name, content, abs);
   const syncLater = new Set<string>();
   let handedOver = false;
   try {
