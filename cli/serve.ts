@@ -19,7 +19,7 @@ import { cachedConnections } from '../engine/connections/registry-cache.js';
 import { errorChain } from '../engine/errors.js';
 import { GitSync } from '../engine/git/index.js';
 import { homeEnvVars } from '../engine/home-env.js';
-import { streamLogger, type Logger } from '../engine/log.js';
+import { batchedWriter, streamLogger, type Logger } from '../engine/log.js';
 import { projectPaths } from '../engine/projects/project-paths.js';
 import { ProjectService } from '../engine/projects/project-service.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
@@ -106,11 +106,14 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
 
 export async function serveCommand(argv: readonly string[], io: Io): Promise<number> {
   const flags = parseServeFlags(argv);
-  const logger = streamLogger({ level: 'info', json: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON', write: io.err });
+  // One write per event-loop turn for the request log, not one per line.
+  const stderr = batchedWriter(io.err);
+  const logger = streamLogger({ level: 'info', json: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON', write: stderr.write });
   let daemon: RunningDaemon;
   try {
     daemon = await startDaemon(flags, logger);
   } catch (err) {
+    stderr.flush();
     io.err(`fatal: ${errorChain(err)}\n`);
     return 1;
   }
@@ -120,6 +123,7 @@ export async function serveCommand(argv: readonly string[], io: Io): Promise<num
       signals++;
       logger.log('info', signals === 1 ? `${sig}: shutting down (waiting up to ${flags.gracePeriodMs / 1000}s for running executions)` : `${sig}: cancelling running executions now`);
       void daemon.stop(signals > 1).then(() => {
+        stderr.flush();
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         resolve(0);

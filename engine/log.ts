@@ -57,6 +57,45 @@ export function streamLogger(opts: StreamLoggerOptions): Logger {
   };
 }
 
+export interface BatchedWriter {
+  /** Queues `text`; it is written, after everything queued before it, at the end of this event-loop turn. */
+  write(text: string): void;
+  /** Writes what is queued now (also done on process exit). */
+  flush(): void;
+}
+
+/**
+ * Joins the texts written during one turn of the event loop into one write
+ * to `write`, in order, none dropped. A daemon under load logs one line per
+ * request (api.md §9); process.stderr writes are synchronous for files and
+ * pipes, so a write per line costs a system call per request, where a batch
+ * costs one per turn. Queued text is flushed at `setImmediate` and, through
+ * a process 'exit' listener, when the process ends (an uncaught exception
+ * included); only a kill -9 could lose the last turn's lines.
+ */
+export function batchedWriter(write: (text: string) => void): BatchedWriter {
+  let queued: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (queued.length === 0) return;
+    const text = queued.length === 1 ? queued[0]! : queued.join('');
+    queued = [];
+    write(text);
+  };
+  process.on('exit', flush);
+  return {
+    write(text) {
+      queued.push(text);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
 /** A logger that keeps lines in memory: for tests and for task logs. */
 export function memoryLogger(level: Level = 'debug'): Logger & { readonly lines: { level: Level; message: string }[] } {
   const lines: { level: Level; message: string }[] = [];
