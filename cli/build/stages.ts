@@ -12,7 +12,7 @@ import { compileJson, compileText } from './render-compile.js';
 import { listEntries, listText } from './render-list.js';
 import { printFatal, type Io } from '../io.js';
 import { errorChain } from '../../engine/errors.js';
-import { executePrepared, type ExecutionResult } from './execute.js';
+import type { ExecutionResult } from './execute.js';
 import { errorsBlock, failureSummary, runPayload, summaryLine, testEntries } from './render-run.js';
 
 export function toRequest(args: BuildArgs, command: BuildCommand, path = args.path): BuildRequest {
@@ -51,6 +51,7 @@ async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, 
       else io.out(compileText(p.selected, args.fullRefresh));
       return 0;
     default: {
+      const { executePrepared } = await import('./execute.js');
       const ex = await executePrepared(args, command, p, logger, pool);
       return renderExecution(args, command, p.root, p.targetName, ex, logger, io);
     }
@@ -113,6 +114,8 @@ async function independentExecution(
   const slots: (Sub | undefined)[] = results.map(() => undefined);
   const anyDuck = results.some((r) => r.prepared?.connection?.type === 'duckdb');
   let next = 0;
+  // The run machinery (actors, drivers) loads only for run/test, not for list/compile.
+  const { executePrepared } = await import('./execute.js');
   const worker = async () => {
     while (next < results.length && signalExit === undefined) {
       const i = next++;
