@@ -6,15 +6,12 @@
  * render the events; nothing here writes to stdout.
  */
 import type { Connection } from '../engine/connections/connection.js';
-import { executeNode } from '../engine/build/execute-node.js';
 import type { ModelTask, NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
 import { EngineError } from '../engine/errors.js';
 import type { Level, Logger } from '../engine/log.js';
-import { openTarget, type SchemaRef, type Target, type TargetSession } from '../engine/targets/index.js';
-import { createNunjucksEngine } from '../engine/template/nunjucks-engine.js';
-import { duckdbActor } from './duckdb-actor.js';
-import { logReceiver } from './task-log.js';
-import { buildTaskPool } from './build-pool.js';
+import type { SchemaRef } from '../engine/targets/target.js';
+import { isSingleWriter } from '../engine/targets/traits.js';
+import type { Runner } from './build-runner.js';
 import type { TaskPool } from './pool.js';
 import { RunActor } from './runtime.js';
 
@@ -68,23 +65,12 @@ export interface BuildHandle {
  * `beforeStart`, which is called before the first dispatch.
  */
 export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omit<BuildHandle, 'finished'>) => void): Promise<BuildHandle> {
-  const target = openTarget(input.connection);
-  let control: TargetSession;
-  try {
-    control = await target.open();
-  } catch (err) {
-    await target.close().catch(() => {});
-    throw err;
-  }
-  try {
-    if (input.schemas.length > 0) await control.createSchemas(input.schemas);
-  } catch (err) {
-    await control.close().catch(() => {});
-    await target.close().catch(() => {});
-    throw err;
-  }
-  const runner = target.singleWriter ? singleWriterRunner(input, target, control) : poolRunner(input);
-  const threads = target.singleWriter ? 1 : input.threads;
+  const singleWriter = isSingleWriter(input.connection.type);
+  // Each runner's module (and the drivers it needs) loads only for runs on its kind of target.
+  const runner: Runner = singleWriter
+    ? await (await import('./single-writer-runner.js')).openSingleWriterRunner(input)
+    : await (await import('./pool-runner.js')).openPoolRunner(input);
+  const threads = singleWriter ? 1 : input.threads;
   const failedOutcomes = new Map<string, NodeOutcome>();
   const hookAborts = new Map<string, AbortController>();
   const hooks = input.hooks;
@@ -137,80 +123,6 @@ export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omi
   const finished = actor
     .start()
     .then((result) => ({ ...result, records: result.records.map((r) => (r.status === 'error' && failedOutcomes.has(r.id) ? { ...r, result: failedOutcomes.get(r.id) } : r)) }))
-    .finally(async () => {
-      await runner.close();
-      await control.close().catch(() => {});
-      await target.close().catch(() => {});
-    });
+    .finally(() => runner.close());
   return { actor, threads, finished };
-}
-
-interface Runner {
-  execute(id: string, task: NodeTask): Promise<NodeOutcome>;
-  cancel(id: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** PostgreSQL: node tasks on worker threads; cancel aborts the task, whose handler cancels the backend. */
-function poolRunner(input: BuildRunInput): Runner {
-  const pool = input.pool ?? buildTaskPool(input.threads);
-  const aborts = new Map<string, AbortController>();
-  const logs = logReceiver(input.logger);
-  let attempt = 0;
-  return {
-    async execute(id, node) {
-      const ac = new AbortController();
-      aborts.set(id, ac);
-      const key = `${id}#${++attempt}`;
-      try {
-        return await pool.run(
-          {
-            type: 'build.node',
-            node,
-            connection: input.connection,
-            settings: input.settings,
-            logLevel: input.logLevel,
-            jsonLogs: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON',
-            log: { channel: logs.name, key },
-          },
-          { signal: ac.signal },
-        );
-      } finally {
-        aborts.delete(id);
-        await logs.drained(key);
-      }
-    },
-    async cancel(id) {
-      aborts.get(id)?.abort();
-    },
-    close: async () => {
-      if (!input.pool) await pool.destroy();
-      logs.close();
-    },
-  };
-}
-
-/** DuckDB: one session on the shared instance, every node serialized by the file's actor. */
-function singleWriterRunner(input: BuildRunInput, target: Target, session: TargetSession): Runner {
-  const file = input.connection.type === 'duckdb' ? input.connection.path : ':memory:';
-  const actor = duckdbActor(file);
-  const engine = createNunjucksEngine();
-  const running = new Set<string>();
-  return {
-    async execute(id, node) {
-      return actor.run(async () => {
-        running.add(id);
-        try {
-          return await executeNode(node, { session, settings: input.settings, logger: input.logger, engine });
-        } finally {
-          running.delete(id);
-        }
-      });
-    },
-    async cancel(id) {
-      if (running.has(id)) await target.cancel(session.cancelKey).catch(() => {});
-      else throw new EngineError('cancelled', 'cancelled');
-    },
-    close: async () => {},
-  };
 }

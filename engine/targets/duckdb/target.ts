@@ -7,6 +7,7 @@
 import type { DuckDbConnection } from '../../connections/connection.js';
 import { importNear } from '../../lazy-import.js';
 import { connectFailed } from '../materialize-errors.js';
+import { TARGET_TRAITS } from '../traits.js';
 import type { TargetParts } from '../session-parts.js';
 import { SqlSession } from '../sql-session.js';
 import type { Target, TargetSession } from '../target.js';
@@ -23,7 +24,7 @@ let sessionSeq = 0;
 
 class DuckdbTarget implements Target {
   readonly type = 'duckdb' as const;
-  readonly singleWriter = true;
+  readonly singleWriter = TARGET_TRAITS.duckdb.singleWriter;
   readonly name: string;
   readonly defaultSchema: string;
   private readonly sessions = new Map<string, DuckdbDriver>();

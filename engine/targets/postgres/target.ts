@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { PostgresConnection } from '../../connections/connection.js';
 import { redact } from '../../connections/redact.js';
 import { connectFailed } from '../materialize-errors.js';
+import { TARGET_TRAITS } from '../traits.js';
 import type { TargetParts } from '../session-parts.js';
 import { SqlSession } from '../sql-session.js';
 import type { Target, TargetSession } from '../target.js';
@@ -92,7 +93,7 @@ class ControlConnection implements BackendCanceller {
 
 class PostgresTarget implements Target {
   readonly type = 'postgres' as const;
-  readonly singleWriter = false;
+  readonly singleWriter = TARGET_TRAITS.postgres.singleWriter;
   readonly name: string;
   readonly defaultSchema: string;
   private readonly pool: pg.Pool;

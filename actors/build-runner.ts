@@ -1,0 +1,32 @@
+/**
+ * How a build run executes its nodes on one target. `startBuild` (build-run.ts)
+ * opens the runner its target needs — the worker pool (pool-runner.ts) or
+ * the DuckDB file's actor (single-writer-runner.ts) — and each module is
+ * loaded only by runs that use it: a PostgreSQL run's main thread never
+ * loads a database driver, a DuckDB run never starts a thread.
+ */
+import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
+import type { Connection } from '../engine/connections/connection.js';
+import type { Level, Logger } from '../engine/log.js';
+import type { SchemaRef } from '../engine/targets/target.js';
+import type { TaskPool } from './pool.js';
+
+export interface Runner {
+  execute(id: string, task: NodeTask): Promise<NodeOutcome>;
+  cancel(id: string): Promise<void>;
+  /** Releases connections (and the pool, unless borrowed). */
+  close(): Promise<void>;
+}
+
+/** What opening a runner needs of the run. */
+export interface RunnerInput {
+  readonly connection: Connection;
+  readonly settings: RunSettings;
+  readonly threads: number;
+  /** Created before the first node (§7.2); the connection is checked even when empty. */
+  readonly schemas: readonly SchemaRef[];
+  readonly logger: Logger;
+  readonly logLevel: Level;
+  /** A borrowed pool (see BuildRunInput.pool). */
+  readonly pool?: TaskPool;
+}

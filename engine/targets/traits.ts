@@ -1,0 +1,21 @@
+/**
+ * What a host must know of a target type before opening it, without loading
+ * its driver: a single-writer target (a DuckDB file) runs one node at a time
+ * through its file's actor on the host thread; the others run node tasks on
+ * the worker pool, where the main thread never needs their driver.
+ */
+import type { TargetType } from './target.js';
+
+export interface TargetTraits {
+  readonly singleWriter: boolean;
+}
+
+export const TARGET_TRAITS: { readonly [K in TargetType]: TargetTraits } = {
+  postgres: { singleWriter: false },
+  duckdb: { singleWriter: true },
+};
+
+/** True for single-writer target types; false for unknown ones (which fail when opened). */
+export function isSingleWriter(type: string): boolean {
+  return Object.hasOwn(TARGET_TRAITS, type) && TARGET_TRAITS[type as TargetType].singleWriter;
+}
