@@ -32,10 +32,11 @@ export interface ListOptions {
 }
 
 /**
- * A save's new content written and fsync'ed beside its target ahead of the
- * project lock (ProjectTree.stage); null when that could not be done early
- * (the directory does not exist yet, or any error): the save then writes
- * under the lock as before and reports what goes wrong there.
+ * A save's new content being written and fsync'ed beside its target ahead
+ * of the project lock (ProjectTree.stage). `file` resolves to null when that
+ * could not be done early (the directory does not exist yet, or any error):
+ * the save then writes under the lock as before and reports what goes wrong
+ * there.
  */
 export interface Staging {
   readonly name: string;
