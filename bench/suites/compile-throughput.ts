@@ -1,6 +1,6 @@
 /**
  * Suite 1 — compile throughput. Generated projects of 1,000 and 10,000
- * models (1,000 and 2,000 in --quick; generate-project.ts); `service build
+ * models (500 and 1,000 in --quick; generate-project.ts); `service build
  * list` and `service build compile` spawned as a user runs them, timed from
  * spawn to exit, peak RSS and CPU from /usr/bin/time. Baseline (the floor
  * for our work): a plain script that reads the same files and renders each
@@ -26,7 +26,7 @@ async function repeat(times: number, fn: () => Promise<TimedRun>): Promise<Timed
 
 export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
   const rows: Row[] = [];
-  const sizes = ctx.quick ? [1_000, 2_000] : [1_000, TARGET_MODELS];
+  const sizes = ctx.quick ? [500, 1_000] : [1_000, TARGET_MODELS];
   for (const models of sizes) {
     const dir = join(ctx.work, `compile-${models}`);
     ctx.progress(`compile: generating ${int(models)} models`);
