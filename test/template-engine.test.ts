@@ -200,3 +200,40 @@ test('templates that only look ref-only take the full engine', () => {
   assert.equal(render("{{ ref('a') }} {{ this }}", { ref: str, this: 't' }), 's.a t');
   assert.equal(render("{{ ref('a', 'b') }}", { ref: (...a: unknown[]) => a.join('.') }), 'a.b');
 });
+
+// Macro files (§6.3) come as a prefix: compiled once per scope and run in each model's context.
+test('a macro-definitions prefix renders like the concatenated template, in the model context', () => {
+  const prefix = "{% macro rel(n) %}{{ ref(n) }}{% endmacro %}\n\n{%- macro me() -%}{{ this }}/{{ var_x }}{%- endmacro %}\n";
+  const body = "select * from {{ rel('a') }} -- {{ me() }}\n{% if true %}x{% endif %}";
+  for (const [who, n] of [['m1', 1], ['m2', 2]] as const) {
+    const context = { ref: (name: unknown) => `s.${String(name)}_${n}`, this: who, var_x: n };
+    const split = engine.render(who, body, context, who, prefix).trim();
+    const whole = engine.render(`${who}-whole`, prefix + body, context, who).trim();
+    assert.equal(split, whole);
+    assert.equal(split, `select * from s.a_${n} -- ${who}/${n}\nx`);
+  }
+  // A ref-only body with a macro prefix still takes the fast path and sees nothing of the prefix.
+  assert.equal(engine.render('m3', "from {{ ref('a') }}", { ref: () => 's.a' }, 'm3', prefix).trim(), 'from s.a');
+  // Errors in the body point into the body, not into the macro text before it.
+  assert.equal(
+    errorChain(catchError(() => engine.render('m4', 'ok\n{{ 1 +  }}', {}, 'm4', prefix))),
+    "could not parse template for model 'm4': unexpected token: }} (line 2, column 9)",
+  );
+});
+
+test('a prefix that does more than define macros renders as one template with the model', () => {
+  const prefix = '{% set x = 41 %}head\n';
+  assert.equal(engine.render('p1', '{{ x + 1 }}', {}, 'p1', prefix), 'head\n42');
+  // A syntax error in the prefix is the model's error, as it always was.
+  assert.match(errorChain(catchError(() => engine.render('p2', 'x', {}, 'p2', '{% macro a() %}'))), /^could not parse template for model 'p2': /);
+});
+
+function catchError(f: () => unknown): EngineError {
+  try {
+    f();
+  } catch (err) {
+    assert.ok(err instanceof EngineError);
+    return err;
+  }
+  assert.fail('expected an error');
+}

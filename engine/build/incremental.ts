@@ -54,7 +54,7 @@ export async function runIncremental(task: ModelTask, session: TargetSession, en
   const kind = await session.relationKind(task.relation);
   const exists = kind === 'table' && !settings.fullRefresh;
   const render = (incr: IncrementalContext) => {
-    const r = renderModel(env, task.recipe.model, { source: task.recipe.template, atRefs: task.recipe.atRefs }, incr);
+    const r = renderModel(env, task.recipe.model, { source: task.recipe.template, prefix: task.recipe.prefix, atRefs: task.recipe.atRefs }, incr);
     if (logger.enabled('debug')) logger.log('debug', `build[${name}]: rendered SQL:\n${r.sql}`);
     return r;
   };

@@ -52,6 +52,7 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
     recipe: {
       model: { name: m.name, config: m.source.config, hasFrontMatter: m.source.hasFrontMatter, naming },
       template: m.template,
+      prefix: m.templatePrefix,
       atRefs: [],
       refs: templateRefs(cp, m),
       vars: m.source.vars ?? cp.env.vars,

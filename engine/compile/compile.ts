@@ -34,6 +34,8 @@ export interface CompiledModel {
   readonly dependencies: readonly string[];
   /** Template text ready for a re-render at run time (§8.2). */
   readonly template: string;
+  /** The macro files in scope, rendered before `template` (see PreparedTemplate). */
+  readonly templatePrefix: string;
 }
 
 export interface CompiledSeed {
@@ -150,6 +152,7 @@ function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
     post: r.post,
     dependencies: [...depNames].sort(cmp),
     template: prepared.source,
+    templatePrefix: prepared.prefix,
   };
 }
 

@@ -65,7 +65,7 @@ export function prepareTemplate(env: RenderEnv, model: ModelSource): PreparedTem
     atRefs.push(n);
     return renderName(nameParts(n.naming), false);
   });
-  return { source: env.macros.prefixFor(dirOf(model.rel)) + withAt.sql, atRefs };
+  return { source: withAt.sql, prefix: env.macros.prefixFor(dirOf(model.rel)), atRefs };
 }
 
 /** What a render needs of a model; JSON-safe so a worker thread can re-render it. */
@@ -73,6 +73,8 @@ export type RenderableModel = Pick<ModelSource, 'name' | 'config' | 'hasFrontMat
 
 export interface PreparedTemplate {
   readonly source: string;
+  /** The macro files in scope (§6.3): compiled once per scope by the engine, not into every model. */
+  readonly prefix: string;
   readonly atRefs: readonly IndexedNode[];
 }
 
@@ -122,7 +124,7 @@ export function renderModel(env: RenderEnv, model: RenderableModel, prepared: Pr
     },
     target: env.target,
   };
-  const rendered = env.engine.render(model.name, prepared.source, ctx).trim();
+  const rendered = env.engine.render(model.name, prepared.source, ctx, model.name, prepared.prefix).trim();
   const rewritten = config.rewrite ? rewriteRefs(env, rendered, self, deps) : rendered;
   for (const ref of findTableRefs(rewritten)) {
     const n = env.index.fullNameMatch(ref.parts.join('.'));

@@ -17,14 +17,18 @@
 import nunjucks from 'nunjucks';
 
 import { EngineError } from '../errors.js';
-import { compileJinja } from './jinja-compiler.js';
+import { compileJinja, type CompiledModule } from './jinja-compiler.js';
+import { parseJinja } from './jinja-parser.js';
 import { jinjaFilters } from './jinja-filters.js';
 import { dictGlobal, namespaceGlobal } from './jinja-runtime.js';
-import type { NjTemplateError } from './nunjucks-internals.js';
+import type { NjNode, NjTemplateError } from './nunjucks-internals.js';
 import type { TemplateEngine } from './template-engine.js';
 
 interface CacheEntry {
   readonly source: string;
+  readonly prefix: string;
+  /** The compiled definitions-only prefix this template runs after. */
+  readonly shared: CompiledModule | undefined;
   /** Set when the template is plain text and `{{ ref('…') }}` calls (see `refOnlyParts`). */
   readonly parts: readonly Part[] | undefined;
   /** Compiled on first need: never, for a ref-only template that renders on the fast path. */
@@ -83,23 +87,44 @@ export function createNunjucksEngine(): TemplateEngine {
   const env = createEnvironment();
   const cache = new Map<string, CacheEntry>();
 
-  const compile = (source: string, modelName: string): nunjucks.Template => {
-    let code;
+  /** Compiled definitions-only prefixes by text; null: the prefix renders as part of each template. */
+  const prefixes = new Map<string, CompiledModule | null>();
+
+  const compileModule = (source: string, modelName: string): CompiledModule => {
     try {
-      code = compileJinja(source, modelName);
+      return compileJinja(source, modelName);
     } catch (err) {
       throw new EngineError('compile', `could not parse template for model '${modelName}': ${parseDetail(err)}`);
     }
+  };
+
+  const compile = (source: string, modelName: string, shared: CompiledModule | undefined): nunjucks.Template => {
+    const body = compileModule(source, modelName);
+    // The shared prefix runs first in the same context and frame, so its macros are defined
+    // exactly as if its text preceded the body; its output (whitespace) is dropped.
+    const code = shared === undefined ? body : { ...body, root: chainRoots(shared.root as RootFn, body.root as RootFn) };
     // nunjucks accepts precompiled code as `{ type: 'code', obj }`; the typings only know strings.
     const src = { type: 'code', obj: code } as unknown as string;
     return new nunjucks.Template(src, env, modelName, true);
   };
 
-  return {
-    render(cacheKey, source, context, modelName = cacheKey) {
+  const sharedPrefix = (prefix: string, modelName: string): CompiledModule | null => {
+    let m = prefixes.get(prefix);
+    if (m === undefined) {
+      m = definitionsOnly(prefix) ? compileModule(prefix, modelName) : null;
+      prefixes.set(prefix, m);
+    }
+    return m;
+  };
+
+  const engine: TemplateEngine = {
+    render(cacheKey, body, context, modelName = cacheKey, prefix = '') {
+      const shared = prefix === '' ? undefined : sharedPrefix(prefix, modelName);
+      // A prefix that does more than define macros renders with the model as one template.
+      const source = shared === null ? prefix + body : body;
       let entry = cache.get(cacheKey);
-      if (entry === undefined || entry.source !== source) {
-        entry = { source, parts: refOnlyParts(source) };
+      if (entry === undefined || entry.source !== source || entry.prefix !== prefix) {
+        entry = { source, prefix, shared: shared ?? undefined, parts: refOnlyParts(source) };
         cache.set(cacheKey, entry);
       }
       if (entry.parts !== undefined) {
@@ -111,7 +136,7 @@ export function createNunjucksEngine(): TemplateEngine {
           if (err instanceof EngineError) throw renderError(modelName, err);
         }
       }
-      entry.template ??= compile(source, modelName);
+      entry.template ??= compile(source, modelName, entry.shared);
       try {
         return entry.template.render(context);
       } catch (err) {
@@ -119,6 +144,31 @@ export function createNunjucksEngine(): TemplateEngine {
       }
     },
   };
+  return engine;
+}
+
+type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: (err: unknown, out?: string) => void) => void;
+
+function chainRoots(first: RootFn, then: RootFn): RootFn {
+  return (env, context, frame, runtime, cb) => first(env, context, frame, runtime, (err) => (err ? cb(err) : then(env, context, frame, runtime, cb)));
+}
+
+/**
+ * True when `prefix` parses to macro definitions and whitespace only — what
+ * macro files hold. Anything else (text, a `set`, a syntax error) makes the
+ * prefix part of each model's template, so its behaviour and errors are the
+ * ones the concatenated text always had.
+ */
+function definitionsOnly(prefix: string): boolean {
+  let root: NjNode;
+  try {
+    root = parseJinja(prefix);
+  } catch {
+    return false;
+  }
+  return (root.children as NjNode[]).every(
+    (n) => n.typename === 'Macro' || (n.typename === 'Output' && (n.children as NjNode[]).every((d) => d.typename === 'TemplateData' && String(d.value).trim() === '')),
+  );
 }
 
 function createEnvironment(): nunjucks.Environment {

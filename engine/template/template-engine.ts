@@ -18,6 +18,12 @@ export interface TemplateEngine {
    * run), then render with `context`. `modelName` names the model in error
    * messages and defaults to `cacheKey`. If `source` differs from the text
    * cached under `cacheKey`, it is compiled afresh and replaces the entry.
+   *
+   * `prefix` (macro files, §6.3) is template text that goes before `source`.
+   * When it only defines macros (and whitespace), it is compiled once for
+   * every model that shares it and its macros run in each model's context;
+   * its own output — whitespace — is left out (callers trim). Any other
+   * prefix is rendered as `prefix + source`, as one template.
    */
-  render(cacheKey: string, source: string, context: Readonly<Record<string, unknown>>, modelName?: string): string;
+  render(cacheKey: string, source: string, context: Readonly<Record<string, unknown>>, modelName?: string, prefix?: string): string;
 }
