@@ -25,37 +25,18 @@ import type { VarLookup } from '../engine/pipeline/render.js';
 import type { BuildStepResult, ModelHookScope, PipelineOptions, QueryStepResult, ResolvedBuildStep, StepServiceContext } from '../engine/pipeline/types.js';
 import { parseRangeFlag } from '../engine/range-flag.js';
 import { runQueryStatements } from '../engine/runs/query-task.js';
-import { openTarget } from '../engine/targets/index.js';
 import { executeBuild, nodeKind } from './build-execute.js';
+import { withConnectionSession } from './connection-session.js';
 import type { ModelHooks } from './build-run.js';
-import { duckdbActor } from './duckdb-actor.js';
 
 const cancelled = () => new EngineError('cancelled', 'cancelled');
 
 /** Statements in order on one database connection; the last statement's columns and rows come back. */
 export async function queryOnConnection(conn: Connection, statements: readonly string[], ctx: StepServiceContext): Promise<QueryStepResult> {
-  if (ctx.signal.aborted) throw cancelled();
-  const target = openTarget(conn);
-  const work = async (): Promise<QueryStepResult> => {
-    const session = await target.open();
-    const onAbort = () => void target.cancel(session.cancelKey).catch(() => {});
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      const r = await runQueryStatements(session, statements, ctx.log, { keepLast: true });
-      return { columns: r.last?.columns ?? [], rows: r.last?.rows ?? [], count: r.last?.count ?? 0 };
-    } catch (err) {
-      if (ctx.signal.aborted) throw new EngineError('cancelled', 'cancelled', err);
-      throw err;
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-      await session.close().catch(() => {});
-    }
-  };
-  try {
-    return conn.type === 'duckdb' ? await duckdbActor(conn.path).run(work, { signal: ctx.signal }) : await work();
-  } finally {
-    await target.close().catch(() => {});
-  }
+  return withConnectionSession(conn, ctx.signal, async (session) => {
+    const r = await runQueryStatements(session, statements, ctx.log, { keepLast: true });
+    return { columns: r.last?.columns ?? [], rows: r.last?.rows ?? [], count: r.last?.count ?? 0 };
+  });
 }
 
 const LABEL: Record<Level, string> = { trace: 'TRC', debug: 'DBG', info: 'INF', warn: 'WRN', error: 'ERR' };

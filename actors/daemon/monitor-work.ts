@@ -17,8 +17,7 @@ import {
   catalogSchemas, droppedObject, listTables, loadBaseline, measureObject, planMonitor, type MonitorObjectPlan, type MonitorOutcome,
 } from '../../engine/monitor/index.js';
 import type { ExecutionRecord, JobRecord, StateStore } from '../../engine/state/store.js';
-import { openTarget, type TargetSession } from '../../engine/targets/index.js';
-import { duckdbActor } from '../duckdb-actor.js';
+import { withConnectionSession } from '../connection-session.js';
 import { substituteVars } from './query-work.js';
 import type { TaskResult, TaskWork } from './task-runner.js';
 
@@ -46,34 +45,6 @@ function databaseConnection(file: MonitorFile, ctx: MonitorContext): DatabaseCon
   return conn;
 }
 
-/** Runs `fn` on a fresh session of `conn`; an abort of `signal` stops its statement and fails it with `cancelled`. */
-async function withSession<T>(conn: DatabaseConnection, signal: AbortSignal | undefined, fn: (s: TargetSession) => Promise<T>): Promise<T> {
-  const work = async (): Promise<T> => {
-    if (signal?.aborted) throw new EngineError('cancelled', 'cancelled');
-    const target = openTarget(conn, { poolSize: 1 });
-    let session: TargetSession;
-    try {
-      session = await target.open();
-    } catch (err) {
-      await target.close().catch(() => {});
-      throw err;
-    }
-    const onAbort = () => void session.cancel().catch(() => {});
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      return await fn(session);
-    } catch (err) {
-      if (signal?.aborted) throw new EngineError('cancelled', 'cancelled', err);
-      throw err;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      await session.close().catch(() => {});
-      await target.close().catch(() => {});
-    }
-  };
-  return conn.type === 'duckdb' ? duckdbActor(conn.path).run(work, signal ? { signal } : {}) : work();
-}
-
 /**
  * §6.2 lookup for a monitor file: run vars, the job's config.vars, the
  * file's own `env:`, then the env layers (which `ctx.lookup` ends with).
@@ -95,7 +66,7 @@ export async function monitorTaskWorks(file: MonitorFile, ctx: MonitorContext, o
   const conn = databaseConnection(file, ctx);
   const lookup = monitorLookup(file, ctx);
   const now = options.now ?? (() => new Date());
-  const catalog = await withSession(conn, undefined, (s) => listTables(s, catalogSchemas(file)));
+  const catalog = await withConnectionSession(conn, undefined, (s) => listTables(s, catalogSchemas(file)));
   const baseline = await loadBaseline(ctx.store, ctx.exec.project_id, ctx.exec.job_id);
   const plan: MonitorObjectPlan[] = planMonitor(file, catalog, baseline);
   return plan.map((obj, i) => ({
@@ -106,7 +77,7 @@ export async function monitorTaskWorks(file: MonitorFile, ctx: MonitorContext, o
     async run(signal, log) {
       const redacted = (line: string) => log(ctx.connections.redact(line));
       if (obj.kind === 'dropped') return toResult(droppedObject(obj, redacted));
-      const measured = await withSession(conn, signal, (session) =>
+      const measured = await withConnectionSession(conn, signal, (session) =>
         measureObject(session, obj, { targetType: conn.type, baseline, now, log: redacted, substitute: (text) => substituteVars(text, lookup) }),
       );
       return toResult(measured);

@@ -8,8 +8,7 @@ import type { ConnectionRegistry } from '../../engine/connections/index.js';
 import { EngineError } from '../../engine/errors.js';
 import { runQueryStatements } from '../../engine/runs/query-task.js';
 import type { ExecutionRecord } from '../../engine/state/store.js';
-import { openTarget } from '../../engine/targets/index.js';
-import { duckdbActor } from '../duckdb-actor.js';
+import { withConnectionSession } from '../connection-session.js';
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
 import type { TaskWork } from './task-runner.js';
@@ -57,23 +56,8 @@ export function queryTaskWork(file: QueryJobFile, exec: ExecutionRecord, deps: Q
         }
       }
       if (conn.type === 'duckdb') {
-        const target = openTarget(conn);
-        return duckdbActor(conn.path).run(async () => {
-          const session = await target.open();
-          const onAbort = () => void target.cancel(session.cancelKey).catch(() => {});
-          signal.addEventListener('abort', onAbort, { once: true });
-          try {
-            const r = await runQueryStatements(session, statements, log);
-            return { rows: r.rows, bytes: 0 };
-          } catch (err) {
-            if (signal.aborted) throw new EngineError('cancelled', 'cancelled', err);
-            throw err;
-          } finally {
-            signal.removeEventListener('abort', onAbort);
-            await session.close().catch(() => {});
-            await target.close().catch(() => {});
-          }
-        }, { signal });
+        const r = await withConnectionSession(conn, signal, (session) => runQueryStatements(session, statements, log));
+        return { rows: r.rows, bytes: 0 };
       }
       throw new EngineError('node', `query connection ${file.connection} must be a database connection`);
     },
