@@ -5,14 +5,10 @@
  * owns the database file (one task at a time). Hosts call `startBuild` and
  * render the events; nothing here writes to stdout.
  */
-import type { Connection } from '../engine/connections/connection.js';
-import type { ModelTask, NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
+import type { ModelTask, NodeOutcome, NodeTask } from '../engine/build/node-task.js';
 import { EngineError } from '../engine/errors.js';
-import type { Level, Logger } from '../engine/log.js';
-import type { SchemaRef } from '../engine/targets/target.js';
 import { isSingleWriter } from '../engine/targets/traits.js';
-import type { Runner } from './build-runner.js';
-import type { TaskPool } from './pool.js';
+import type { Runner, RunnerInput } from './build-runner.js';
 import { RunActor } from './runtime.js';
 
 export interface BuildNode {
@@ -30,23 +26,11 @@ export interface BuildNode {
  */
 export type ModelHooks = (phase: 'start' | 'end', task: ModelTask, signal: AbortSignal) => Promise<void>;
 
-export interface BuildRunInput {
+/** What a run needs: its runner's input (connection, schemas, threads, pool, logging) plus the DAG. */
+export interface BuildRunInput extends RunnerInput {
   readonly nodes: readonly BuildNode[];
-  readonly connection: Connection;
-  readonly settings: RunSettings;
-  readonly threads: number;
   readonly failFast: boolean;
-  /** `run`: schemas to create before the first node (§7.2); `test`: none. */
-  readonly schemas: readonly SchemaRef[];
-  readonly logger: Logger;
-  readonly logLevel: Level;
   readonly hooks?: ModelHooks;
-  /**
-   * A pool made with `buildTaskPool` (build-pool.ts) before the run (the CLI starts it while
-   * the project compiles, so thread start-up overlaps compilation). Borrowed:
-   * the run does not destroy it. Without it, PostgreSQL runs make their own.
-   */
-  readonly pool?: TaskPool;
 }
 
 export type BuildActor = RunActor<NodeTask, NodeOutcome>;

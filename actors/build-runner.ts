@@ -23,10 +23,15 @@ export interface RunnerInput {
   readonly connection: Connection;
   readonly settings: RunSettings;
   readonly threads: number;
-  /** Created before the first node (§7.2); the connection is checked even when empty. */
+  /** `run`: created before the first node (§7.2); `test`: none. The connection is checked even when empty. */
   readonly schemas: readonly SchemaRef[];
   readonly logger: Logger;
   readonly logLevel: Level;
-  /** A borrowed pool (see BuildRunInput.pool). */
+  /**
+   * A pool made with `buildTaskPool` (build-pool.ts) before the run (the CLI
+   * starts it while the project compiles, so thread start-up overlaps
+   * compilation). Borrowed: the run does not destroy it. Without it,
+   * PostgreSQL runs make their own.
+   */
   readonly pool?: TaskPool;
 }
