@@ -13,7 +13,7 @@ import { seconds, type ResultRecord } from '../engine/build/run-output.js';
 import type { Level, Logger } from '../engine/log.js';
 import type { RangeSpec } from '../engine/range-flag.js';
 import type { SchemaRef } from '../engine/targets/index.js';
-import type { TaskPool } from './pool.js';
+import type { TargetAhead } from './target-ahead.js';
 import { startBuild, type BuildHandle, type BuildNode, type ModelHooks } from './build-run.js';
 
 export interface BuildExecutionOptions {
@@ -29,8 +29,8 @@ export interface BuildExecutionOptions {
   /** SERVICE_STATE location for incremental watermarks. */
   readonly state?: string;
   readonly hooks?: ModelHooks;
-  /** A worker pool started ahead of the run (borrowed, see BuildRunInput.pool). */
-  readonly pool?: TaskPool;
+  /** A target opened ahead of the run (borrowed, see RunnerInput.ahead). */
+  readonly ahead?: TargetAhead;
   /** Called before the first dispatch: attach listeners, keep the actor to cancel it. */
   readonly beforeStart?: (handle: Omit<BuildHandle, 'finished'>) => void;
 }
@@ -77,7 +77,7 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
       logger: o.logger,
       logLevel: o.logLevel,
       ...(o.hooks ? { hooks: o.hooks } : {}),
-      ...(o.pool ? { pool: o.pool } : {}),
+      ...(o.ahead ? { ahead: o.ahead } : {}),
     },
     (h) => o.beforeStart?.(h),
   );

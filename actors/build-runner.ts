@@ -1,20 +1,21 @@
 /**
  * How a build run executes its nodes on one target. `startBuild` (build-run.ts)
- * opens the runner its target needs — the worker pool (pool-runner.ts) or
- * the DuckDB file's actor (single-writer-runner.ts) — and each module is
- * loaded only by runs that use it: a PostgreSQL run's main thread never
- * loads a database driver, a DuckDB run never starts a thread.
+ * opens the runner its target needs — sessions on this thread with seeds on
+ * the worker pool (multi-writer-runner.ts, PostgreSQL) or the DuckDB file's
+ * actor (single-writer-runner.ts) — and each module is loaded only by runs
+ * that use it: a DuckDB run never starts a thread, a PostgreSQL run starts
+ * one only for its seeds.
  */
 import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
 import type { Connection } from '../engine/connections/connection.js';
 import type { Level, Logger } from '../engine/log.js';
 import type { SchemaRef } from '../engine/targets/target.js';
-import type { TaskPool } from './pool.js';
+import type { TargetAhead } from './target-ahead.js';
 
 export interface Runner {
   execute(id: string, task: NodeTask): Promise<NodeOutcome>;
   cancel(id: string): Promise<void>;
-  /** Releases connections (and the pool, unless borrowed). */
+  /** Releases connections and threads (not a borrowed target). */
   close(): Promise<void>;
 }
 
@@ -28,10 +29,9 @@ export interface RunnerInput {
   readonly logger: Logger;
   readonly logLevel: Level;
   /**
-   * A pool made with `buildTaskPool` (build-pool.ts) before the run (the CLI
-   * starts it while the project compiles, so thread start-up overlaps
-   * compilation). Borrowed: the run does not destroy it. Without it,
-   * PostgreSQL runs make their own.
+   * A target the CLI opened before the run (target-ahead.ts), so connecting
+   * overlapped compilation. Borrowed when its connection is the run's: the
+   * run does not close it.
    */
-  readonly pool?: TaskPool;
+  readonly ahead?: TargetAhead;
 }

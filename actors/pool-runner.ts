@@ -1,8 +1,8 @@
 /**
- * PostgreSQL (and any target that is not single-writer): node tasks on the
- * worker pool. Connecting and creating the schemas is a pool task too
- * (`build.setup`), so the connection is checked where the nodes will run and
- * the main thread never loads the driver. Cancel aborts a node's task, whose
+ * Node tasks on the worker pool: the seeds of a PostgreSQL run (they parse
+ * files into rows; multi-writer-runner.ts sends them here). Connecting and
+ * creating the schemas is a pool task too (`build.setup`), so the connection
+ * is checked where the nodes will run. Cancel aborts a node's task, whose
  * handler cancels its backend.
  */
 import { buildTaskPool } from './build-pool.js';
@@ -11,11 +11,11 @@ import { logReceiver } from './task-log.js';
 
 /** Connects and creates the schemas (fails fast with `could not connect to '<t>'`), then returns the runner. */
 export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
-  const pool = input.pool ?? buildTaskPool(input.threads);
+  const pool = buildTaskPool(input.threads);
   try {
     await pool.run({ type: 'build.setup', connection: input.connection, schemas: input.schemas });
   } catch (err) {
-    if (!input.pool) await pool.destroy();
+    await pool.destroy();
     throw err;
   }
   const aborts = new Map<string, AbortController>();
@@ -41,7 +41,7 @@ export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
       aborts.get(id)?.abort();
     },
     close: async () => {
-      if (!input.pool) await pool.destroy();
+      await pool.destroy();
       logs.close();
     },
   };

@@ -1,15 +1,16 @@
 /**
  * `service build <command>`: the entry. It prints help for a bare `run`
- * outside a project (§2.1), starts a PostgreSQL run's worker threads, then
- * loads the build stages (stages.ts) and runs them. Returns the exit code
- * (build.md §14.4).
+ * outside a project (§2.1), starts connecting a PostgreSQL run's target,
+ * then loads the build stages (stages.ts) and runs them. Returns the exit
+ * code (build.md §14.4).
  *
- * The threads start before the stages' modules load: the target connection
- * is read from the config file alone (peek-target.ts), so a worker boots
- * while this thread loads modules and compiles the project instead of after.
+ * The connections open before the stages' modules load: the target
+ * connection is read from the config file alone (peek-target.ts), so the
+ * handshakes happen while this thread loads modules and compiles the
+ * project instead of before the first node.
  */
 import { resolve } from 'node:path';
-import type { TaskPool } from '../../actors/pool.js';
+import type { TargetAhead } from '../../actors/target-ahead.js';
 import { peekTargetConnection } from '../../engine/build/peek-target.js';
 import { findConfigFiles } from '../../engine/project/config.js';
 import { cliLogger } from '../cli-logger.js';
@@ -25,23 +26,23 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
     return 0;
   }
   const logger = cliLogger(args, io.err);
-  let pool: TaskPool | undefined;
+  let ahead: TargetAhead | undefined;
   try {
-    pool = await poolAhead(args, command);
+    ahead = await targetAhead(args, command);
     const { runBuild } = await import('./stages.js');
-    return await runBuild(args, command, logger, io, pool);
+    return await runBuild(args, command, logger, io, ahead);
   } catch (err) {
     return printFatal(err, io);
   } finally {
-    await pool?.destroy();
+    await ahead?.target.close().catch(() => {});
   }
 }
 
-/** Worker threads for a single-project PostgreSQL `run`/`test`; undefined otherwise (the run makes its own if needed). */
-async function poolAhead(args: BuildArgs, command: BuildCommand): Promise<TaskPool | undefined> {
+/** The target of a single-project PostgreSQL `run`/`test`, connecting; undefined otherwise (the run opens its own). */
+async function targetAhead(args: BuildArgs, command: BuildCommand): Promise<TargetAhead | undefined> {
   if ((command !== 'run' && command !== 'test') || args.recursive) return undefined;
   const connection = peekTargetConnection(args.path, { target: args.target, schema: args.schema, prod: args.prod, vars: args.vars });
   if (connection?.type !== 'postgres') return undefined;
-  const { buildTaskPool } = await import('../../actors/build-pool.js');
-  return buildTaskPool(args.threads);
+  const { openTargetAhead } = await import('../../actors/target-ahead.js');
+  return openTargetAhead(connection, Math.max(1, args.threads));
 }

@@ -6,7 +6,7 @@
  * §13, §15).
  */
 import type { BuildActor, ModelHooks } from '../../actors/build-run.js';
-import type { TaskPool } from '../../actors/pool.js';
+import type { TargetAhead } from '../../actors/target-ahead.js';
 import { executeBuild, newRunId, nodeKind } from '../../actors/build-execute.js';
 import type { PreparedBuild } from '../../engine/build/prepare.js';
 import type { Level, Logger } from '../../engine/log.js';
@@ -34,7 +34,7 @@ export interface ExecutionResult {
   readonly signalExit?: number;
 }
 
-export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: PreparedBuild, logger: Logger, pool?: TaskPool): Promise<ExecutionResult> {
+export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: PreparedBuild, logger: Logger, ahead?: TargetAhead): Promise<ExecutionResult> {
   const level: Level = args.trace ? 'trace' : args.debug ? 'debug' : 'info';
   let signalExit: number | undefined;
   let actorRef: BuildActor | undefined;
@@ -59,7 +59,7 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
       logLevel: level,
       state: process.env.SERVICE_STATE || undefined,
       hooks: modelHooks(p, logger),
-      ...(pool ? { pool } : {}),
+      ...(ahead ? { ahead } : {}),
       beforeStart: ({ actor, threads }) => {
         actorRef = actor;
         if (threads === 1 && args.threads > 1 && p.connection?.type === 'duckdb') {

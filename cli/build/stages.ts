@@ -6,7 +6,7 @@
  */
 import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../../engine/build/prepare.js';
 import type { Logger } from '../../engine/log.js';
-import type { TaskPool } from '../../actors/pool.js';
+import type { TargetAhead } from '../../actors/target-ahead.js';
 import type { BuildArgs, BuildCommand } from './args.js';
 import { compileJson, compileText } from './render-compile.js';
 import { listEntries, listText } from './render-list.js';
@@ -30,15 +30,15 @@ export function toRequest(args: BuildArgs, command: BuildCommand, path = args.pa
   };
 }
 
-/** Prepares (loads, compiles, selects) and runs one build command; `pool`: PostgreSQL worker threads started ahead. */
-export async function runBuild(args: BuildArgs, command: BuildCommand, logger: Logger, io: Io, pool?: TaskPool): Promise<number> {
+/** Prepares (loads, compiles, selects) and runs one build command; `ahead`: the PostgreSQL target, connecting since before the compile. */
+export async function runBuild(args: BuildArgs, command: BuildCommand, logger: Logger, io: Io, ahead?: TargetAhead): Promise<number> {
   const plan = planProjects(args);
   if (plan.mode === 'independent') return independent(args, command, plan.root, plan.children, logger, io);
   const prepared = prepareBuild(toRequest(args, command), logger);
-  return single(args, command, prepared, logger, io, pool);
+  return single(args, command, prepared, logger, io, ahead);
 }
 
-async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io, pool?: TaskPool): Promise<number> {
+async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io, ahead?: TargetAhead): Promise<number> {
   switch (command) {
     case 'list': {
       const entries = listEntries(p.selected, p.targetName !== '', args.fullRefresh);
@@ -52,7 +52,7 @@ async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, 
       return 0;
     default: {
       const { executePrepared } = await import('./execute.js');
-      const ex = await executePrepared(args, command, p, logger, pool);
+      const ex = await executePrepared(args, command, p, logger, ahead);
       return renderExecution(args, command, p.root, p.targetName, ex, logger, io);
     }
   }
