@@ -42,6 +42,7 @@ import type {
   RunMessage,
   RunResult,
 } from './run-protocol.js';
+import { Queue, Vec, type QueueDraft, type VecDraft } from './persistent.js';
 
 export const DEFAULT_THREADS = 4;
 
@@ -74,12 +75,12 @@ export type RunPhase = 'idle' | 'running' | 'finished';
 export interface RunState<N, R> {
   readonly phase: RunPhase;
   readonly plan: Plan;
-  /** Per node, DAG order. */
-  readonly records: readonly NodeRecord<N, R>[];
+  /** Per node, DAG order (persistent.ts: a transition copies only what it touches). */
+  readonly records: Vec<NodeRecord<N, R>>;
   /** Per node: selected dependencies not yet finished. */
-  readonly waiting: readonly number[];
+  readonly waiting: Vec<number>;
   /** FIFO of node indexes whose status is `ready`. */
-  readonly ready: readonly number[];
+  readonly ready: Queue<number>;
   readonly running: number;
   /** Nodes without a final status. */
   readonly remaining: number;
@@ -129,9 +130,9 @@ export function createRun<N, R = unknown>(input: RunInput<N>): RunState<N, R> {
   return {
     phase: 'idle',
     plan,
-    records: input.nodes.map((n) => ({ id: n.id, node: n.node, status: 'pending', attempt: 0, index: 0, durationMs: 0 })),
-    waiting: deps.map((d) => d.length),
-    ready: [],
+    records: Vec.of(input.nodes.map((n): NodeRecord<N, R> => ({ id: n.id, node: n.node, status: 'pending', attempt: 0, index: 0, durationMs: 0 }))),
+    waiting: Vec.of(deps.map((d) => d.length)),
+    ready: Queue.empty(),
     running: 0,
     remaining: input.nodes.length,
     seq: 0,
@@ -164,7 +165,7 @@ export function transition<N, R>(state: RunState<N, R>, message: RunMessage<R>, 
     case 'task.failed': {
       const i = state.plan.indexOf.get(message.taskId);
       if (i === undefined) return { state, effects: [] };
-      const rec = state.records[i];
+      const rec = state.records.at(i);
       if (rec.status !== 'running' || rec.attempt !== message.attempt) return { state, effects: [] }; // late or superseded
       const d = new Draft(state, now);
       if (message.type === 'task.completed') d.taskDone(i, message.result, undefined);
@@ -175,17 +176,17 @@ export function transition<N, R>(state: RunState<N, R>, message: RunMessage<R>, 
 }
 
 /**
- * One transition's working copy: the state's arrays are copied once, mutated
- * locally, and frozen into the next state by `done()`. The input state is
- * never touched.
+ * One transition's working copy: drafts of the state's persistent arrays
+ * (persistent.ts), mutated locally and turned into the next state by
+ * `done()`. The input state is never touched.
  */
 class Draft<N, R> {
   readonly #plan: Plan;
   readonly #now: number;
   #phase: RunPhase;
-  readonly #records: NodeRecord<N, R>[];
-  readonly #waiting: number[];
-  #ready: number[];
+  readonly #records: VecDraft<NodeRecord<N, R>>;
+  readonly #waiting: VecDraft<number>;
+  readonly #ready: QueueDraft<number>;
   #running: number;
   #remaining: number;
   #seq: number;
@@ -198,9 +199,9 @@ class Draft<N, R> {
     this.#plan = s.plan;
     this.#now = now;
     this.#phase = s.phase;
-    this.#records = s.records.slice();
-    this.#waiting = s.waiting.slice();
-    this.#ready = s.ready.slice();
+    this.#records = s.records.edit();
+    this.#waiting = s.waiting.edit();
+    this.#ready = s.ready.edit();
     this.#running = s.running;
     this.#remaining = s.remaining;
     this.#seq = s.seq;
@@ -218,11 +219,11 @@ class Draft<N, R> {
       // Preset skips first, without enqueueing, so that the initial ready
       // queue is built by one scan in DAG order (§13.2).
       this.#plan.nodes.forEach((p, i) => {
-        if (p.presetSkip && this.#records[i].status === 'pending') this.#settle(i, 'skipped', undefined, undefined, p.cascade, false);
+        if (p.presetSkip && this.#records.at(i).status === 'pending') this.#settle(i, 'skipped', undefined, undefined, p.cascade, false);
       });
-      this.#records.forEach((r, i) => {
-        if (r.status === 'pending' && this.#waiting[i] === 0) this.#enqueue(i);
-      });
+      for (let i = 0; i < this.#records.length; i++) {
+        if (this.#records.at(i).status === 'pending' && this.#waiting.at(i) === 0) this.#enqueue(i);
+      }
       this.#pump();
     }
     this.#finishIfDone();
@@ -231,15 +232,16 @@ class Draft<N, R> {
   cancel(): void {
     this.#cancelling = true;
     this.#emit({ type: 'run.cancelling', running: this.#running });
-    this.#records.forEach((r) => {
+    for (let i = 0; i < this.#records.length; i++) {
+      const r = this.#records.at(i);
       if (r.status === 'running') this.#effects.push({ type: 'cancel.task', taskId: r.id, attempt: r.attempt });
-    });
+    }
     this.#skipNotStarted();
     this.#finishIfDone();
   }
 
   taskDone(i: number, result: R | undefined, error: SerializedError | undefined): void {
-    const rec = this.#records[i];
+    const rec = this.#records.at(i);
     if (this.#cancelling) {
       this.#running--;
       this.#settle(i, 'error', undefined, CANCELLED_ERROR, true, true);
@@ -264,9 +266,9 @@ class Draft<N, R> {
     const state: RunState<N, R> = {
       phase: this.#phase,
       plan: this.#plan,
-      records: this.#records,
-      waiting: this.#waiting,
-      ready: this.#ready,
+      records: this.#records.done(),
+      waiting: this.#waiting.done(),
+      ready: this.#ready.done(),
       running: this.#running,
       remaining: this.#remaining,
       seq: this.#seq,
@@ -282,31 +284,29 @@ class Draft<N, R> {
   }
 
   #enqueue(i: number): void {
-    this.#records[i] = { ...this.#records[i], status: 'ready' };
+    this.#records.set(i, { ...this.#records.at(i), status: 'ready' });
     this.#ready.push(i);
   }
 
   /** Starts ready nodes in FIFO order while worker slots are free. */
   #pump(): void {
     if (this.#halted || this.#cancelling) return;
-    let head = 0;
-    while (head < this.#ready.length && this.#running < this.#plan.workers) {
-      const i = this.#ready[head++];
+    while (this.#ready.size > 0 && this.#running < this.#plan.workers) {
+      const i = this.#ready.shift()!;
       this.#running++;
-      this.#dispatch(i, { ...this.#records[i], index: ++this.#seq, startedAt: this.#now });
+      this.#dispatch(i, { ...this.#records.at(i), index: ++this.#seq, startedAt: this.#now });
     }
-    if (head > 0) this.#ready = this.#ready.slice(head);
   }
 
   #retry(i: number, error: SerializedError): void {
-    const rec = this.#records[i];
+    const rec = this.#records.at(i);
     this.#emit({ type: 'node.retry', id: rec.id, node: rec.node, attempt: rec.attempt + 1, error });
     this.#dispatch(i, rec);
   }
 
   #dispatch(i: number, base: NodeRecord<N, R>): void {
     const rec: NodeRecord<N, R> = { ...base, status: 'running', attempt: base.attempt + 1 };
-    this.#records[i] = rec;
+    this.#records.set(i, rec);
     this.#emit({
       type: 'node.start',
       id: rec.id,
@@ -330,8 +330,10 @@ class Draft<N, R> {
     const skipsDependents = status === 'error' || (status === 'skipped' && cascade);
     if (!skipsDependents) {
       for (const j of this.#plan.nodes[i].dependents) {
-        if (this.#records[j].status !== 'pending') continue;
-        if (--this.#waiting[j] === 0 && enqueue) this.#enqueue(j);
+        if (this.#records.at(j).status !== 'pending') continue;
+        const waiting = this.#waiting.at(j) - 1;
+        this.#waiting.set(j, waiting);
+        if (waiting === 0 && enqueue) this.#enqueue(j);
       }
       return;
     }
@@ -339,7 +341,7 @@ class Draft<N, R> {
     const stack = [i];
     while (stack.length > 0) {
       for (const j of this.#plan.nodes[stack.pop()!].dependents) {
-        if (this.#records[j].status === 'pending' && !doomed.has(j)) {
+        if (this.#records.at(j).status === 'pending' && !doomed.has(j)) {
           doomed.add(j);
           stack.push(j);
         }
@@ -349,7 +351,7 @@ class Draft<N, R> {
   }
 
   #finalize(i: number, status: FinalStatus, result: R | undefined, error: SerializedError | undefined): void {
-    const prev = this.#records[i];
+    const prev = this.#records.at(i);
     const ran = prev.status === 'running';
     const rec: NodeRecord<N, R> = {
       id: prev.id,
@@ -362,26 +364,28 @@ class Draft<N, R> {
       ...(result !== undefined ? { result } : {}),
       ...(error !== undefined ? { error } : {}),
     };
-    this.#records[i] = rec;
+    this.#records.set(i, rec);
     this.#remaining--;
     this.#emit({ ...rec, type: 'node.finish', status, total: this.#records.length });
   }
 
   /** Fail-fast and cancellation: every node that never started is skipped (§13.3, §13.4). */
   #skipNotStarted(): void {
-    this.#records.forEach((r, i) => {
-      if (r.status === 'pending' || r.status === 'ready') this.#finalize(i, 'skipped', undefined, undefined);
-    });
-    this.#ready = [];
+    for (let i = 0; i < this.#records.length; i++) {
+      const status = this.#records.at(i).status;
+      if (status === 'pending' || status === 'ready') this.#finalize(i, 'skipped', undefined, undefined);
+    }
+    this.#ready.clear();
   }
 
   #finishIfDone(): void {
     if (this.#phase !== 'running' || this.#remaining > 0) return;
     this.#phase = 'finished';
     const counts: Record<FinalStatus, number> = { success: 0, error: 0, skipped: 0 };
-    for (const r of this.#records) counts[r.status as FinalStatus]++;
+    const records = this.#records.done().toArray();
+    for (const r of records) counts[r.status as FinalStatus]++;
     const result: RunResult<N, R> = {
-      records: this.#records,
+      records,
       counts: counts satisfies RunCounts,
       durationMs: this.#now - this.#startedAt,
       cancelled: this.#cancelling,
@@ -393,5 +397,5 @@ class Draft<N, R> {
 /** Status of one node by id (undefined if not in the run). */
 export function statusOf(state: RunState<unknown, unknown>, id: string): NodeStatus | undefined {
   const i = state.plan.indexOf.get(id);
-  return i === undefined ? undefined : state.records[i].status;
+  return i === undefined ? undefined : state.records.at(i).status;
 }

@@ -53,7 +53,7 @@ class Harness {
   }
 
   attemptOf(id: string): number {
-    return this.state.records.find((r) => r.id === id)!.attempt;
+    return this.state.records.toArray().find((r) => r.id === id)!.attempt;
   }
 
   complete(id: string, at?: number, result: Result = { rows: 1 }) {
@@ -346,7 +346,7 @@ describe('supervisor: correlation and retries', () => {
     assert.equal(h.status('a'), 'running');
     h.send({ type: 'task.completed', taskId: 'a', attempt: 2, result: { rows: 5 } });
     assert.equal(h.status('a'), 'success');
-    assert.deepEqual(h.state.records[0].result, { rows: 5 });
+    assert.deepEqual(h.state.records.at(0).result, { rows: 5 });
     assert.deepEqual(
       h.events.filter((e) => e.type === 'node.retry').map((e) => e.type === 'node.retry' && [e.id, e.attempt, e.error.message]),
       [['a', 2, 'connection reset']],
