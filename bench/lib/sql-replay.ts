@@ -2,7 +2,7 @@
  * The "physical limit" baseline of the run-overhead benchmark: the exact
  * driver calls our engine makes for a run, replayed with the same driver,
  * in the same dependency order and with the same concurrency, with nothing
- * of ours in between.
+ * of ours in between (the replay itself: floor/replay-floor.mjs).
  *
  * Recording: the run is executed once in this process, node after node in
  * DAG order, through the engine's own `executeNode` on a fresh schema (the
@@ -13,12 +13,12 @@
  * calls sent exactly as the driver sends them (one simple-query round trip
  * per batch on PostgreSQL, results read into JS values on DuckDB).
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import pg from 'pg';
+import { writeFileSync } from 'node:fs';
+import type pg from 'pg';
 import { prepareBuild } from '../../engine/build/prepare.js';
 import { planTasks } from '../../engine/build/plan-tasks.js';
 import { executeNode } from '../../engine/build/execute-node.js';
-import type { Connection, PostgresConnection } from '../../engine/connections/connection.js';
+import type { Connection } from '../../engine/connections/connection.js';
 import type { Logger } from '../../engine/log.js';
 import { closeDuckdbInstance } from '../../engine/targets/duckdb/instance-cache.js';
 import { DuckdbDriver } from '../../engine/targets/duckdb/driver.js';
@@ -37,6 +37,8 @@ export type DriverCall =
 
 export interface RecordedRun {
   readonly connection: Connection;
+  /** PostgreSQL: the engine's client config for the connection (what the replay connects with). */
+  readonly clientConfig?: pg.ClientConfig;
   /** Schema creation before the first node. */
   readonly setup: readonly DriverCall[];
   readonly nodes: readonly { readonly id: string; readonly deps: readonly number[]; readonly calls: readonly DriverCall[] }[];
@@ -109,116 +111,15 @@ export async function recordRun(dir: string, targetName: string, stepEnv: Readon
     await target.close().catch(() => {});
     if (connection.type === 'duckdb') await closeDuckdbInstance(connection.path);
   }
-  return { connection, setup, nodes };
+  return { connection, ...(connection.type === 'postgres' ? { clientConfig: clientConfig(connection) } : {}), setup, nodes };
 }
 
-/**
- * Runs `run(i, slot)` for every node once its parents finished, at most
- * `concurrency` at a time, starting ready nodes in FIFO order (ties in DAG
- * order) — the policy of our supervisor, without its messages.
- */
-export function scheduleDag(deps: readonly (readonly number[])[], concurrency: number, run: (i: number, slot: number) => Promise<void>): Promise<void> {
-  const n = deps.length;
-  const waiting = deps.map((d) => d.length);
-  const children: number[][] = deps.map(() => []);
-  deps.forEach((d, i) => d.forEach((p) => children[p]!.push(i)));
-  const ready: number[] = [];
-  for (let i = 0; i < n; i++) if (waiting[i] === 0) ready.push(i);
-  const free = Array.from({ length: concurrency }, (_, s) => concurrency - 1 - s);
-  let head = 0;
-  let finished = 0;
-  return new Promise((resolve, reject) => {
-    if (n === 0) return resolve();
-    const pump = () => {
-      while (head < ready.length && free.length > 0) {
-        const i = ready[head++]!;
-        const slot = free.pop()!;
-        run(i, slot).then(() => {
-          free.push(slot);
-          finished++;
-          for (const c of children[i]!) if (--waiting[c]! === 0) ready.push(c);
-          if (finished === n) resolve();
-          else pump();
-        }, reject);
-      }
-    };
-    pump();
-  });
+/** Writes a recording for `node floor/replay-floor.mjs <file> …`. */
+export function writeRecording(rec: RecordedRun, file: string): void {
+  writeFileSync(file, JSON.stringify(rec));
 }
 
-async function pgCall(client: pg.Client, call: DriverCall): Promise<void> {
-  switch (call.kind) {
-    case 'query':
-      await client.query(call.params === undefined ? { text: call.sql, rowMode: 'array' } : { text: call.sql, values: [...call.params], rowMode: 'array' });
-      return;
-    case 'batch':
-      await client.query(call.sql);
-      return;
-    case 'cleanup':
-      await client.query(call.sql).catch(() => {});
-  }
-}
-
-/** Replays on PostgreSQL with `threads` connections; resolves to the wall time in ms (connecting included). */
-export async function replayPostgres(rec: RecordedRun, threads: number): Promise<number> {
-  const config = clientConfig(rec.connection as PostgresConnection);
-  const t0 = performance.now();
-  const clients = await Promise.all(
-    Array.from({ length: threads }, async () => {
-      const c = new pg.Client(config);
-      c.on('error', () => {});
-      await c.connect();
-      return c;
-    }),
-  );
-  try {
-    for (const call of rec.setup) await pgCall(clients[0]!, call);
-    await scheduleDag(
-      rec.nodes.map((n) => n.deps),
-      threads,
-      async (i, slot) => {
-        for (const call of rec.nodes[i]!.calls) await pgCall(clients[slot]!, call);
-      },
-    );
-    return performance.now() - t0;
-  } finally {
-    await Promise.all(clients.map((c) => c.end().catch(() => {})));
-  }
-}
-
-async function duckCall(conn: DuckDBConnection, call: DriverCall): Promise<void> {
-  switch (call.kind) {
-    case 'query':
-      (await conn.runAndReadAll(call.sql, call.params === undefined ? undefined : [...call.params])).getRowsJS();
-      return;
-    case 'batch':
-      for (const sql of call.statements) (await conn.runAndReadAll(sql)).getRowsJS();
-      return;
-    case 'cleanup':
-      await conn.run(call.sql).catch(() => {});
-  }
-}
-
-/** Replays on a fresh DuckDB file with one connection (single writer, as our run); wall time in ms, opening included. */
-export async function replayDuckdb(rec: RecordedRun, file: string): Promise<number> {
-  const t0 = performance.now();
-  const instance = await DuckDBInstance.create(file);
-  const conn = await instance.connect();
-  try {
-    for (const call of rec.setup) await duckCall(conn, call);
-    await scheduleDag(
-      rec.nodes.map((n) => n.deps),
-      1,
-      async (i) => {
-        for (const call of rec.nodes[i]!.calls) await duckCall(conn, call);
-      },
-    );
-    return performance.now() - t0;
-  } finally {
-    conn.closeSync();
-    instance.closeSync();
-  }
-}
+export { replayDuckdb, replayPostgres, scheduleDag } from '../floor/replay-floor.mjs';
 
 /** The same recording with every statement's text passed through `edit` (e.g. a different sleep literal). */
 export function mapRecording(rec: RecordedRun, edit: (sql: string) => string): RecordedRun {
