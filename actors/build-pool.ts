@@ -1,14 +1,11 @@
 /**
- * The worker pool of a PostgreSQL build with `threads` slots. A node task
- * mostly waits on the server, so a thread serves several slots at once; one
- * core is left to the main thread (supervisor, progress) and the rest share
- * the slots: on 2 cores, one worker runs 4 slots. Threads live for the whole
- * run (an idle thread stopped and restarted costs its start-up again).
- * bench/ measured 1,000 trivial models on 2 cores: 4 threads × 1 slot spent
- * ~5 s of CPU, 1 thread × 4 slots ~3 s, with the wall time following.
- *
- * Its own small module: the CLI imports it to start the threads before it
- * loads the rest of the build.
+ * The worker pool of a PostgreSQL build's seeds (multi-writer-runner.ts
+ * sends them here; models and tests run on the host thread) with `threads`
+ * slots. A seed task parses its file and then mostly waits on COPY, so a
+ * thread serves several slots at once: one core is left to the main thread
+ * and the rest share the slots (on 2 cores, one worker runs 4 slots).
+ * Threads live for the whole run (an idle thread stopped and restarted
+ * costs its start-up again).
  */
 import { availableParallelism } from 'node:os';
 import { TaskPool } from './pool.js';
