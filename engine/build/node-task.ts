@@ -1,10 +1,10 @@
 /**
- * What one node's execution needs, as plain JSON-safe data: it crosses into
- * a Piscina worker (PostgreSQL) or goes to the DuckDB actor unchanged. A
- * model carries a render recipe so incremental runs can re-render it with
+ * What one node's execution needs, as plain JSON-safe data: it may cross
+ * into a Piscina worker (seeds) or go to the DuckDB actor unchanged. A model
+ * carries a render recipe so incremental runs can re-render it with
  * `is_incremental()` true where the work happens (build.md §8.2), without
  * the whole project: the recipe's `refs` are every node the template text
- * can name.
+ * can name (empty unless the model runs incremental).
  */
 import type { IndexedNode } from '../compile/node-index.js';
 import type { RenderableModel } from '../compile/render-model.js';

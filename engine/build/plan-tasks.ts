@@ -37,12 +37,13 @@ function plannedTests(cp: CompiledProject, m: CompiledModel): PlannedTest[] {
 
 export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: boolean): ModelTask {
   const naming = m.source.naming;
+  const mode = resolvedMode(m, fullRefresh);
   return {
     kind: 'model',
     name: m.name,
     table: naming.fullName,
     relation: relationOf(naming),
-    mode: resolvedMode(m, fullRefresh),
+    mode,
     config: m.config,
     style: m.source.style,
     sql: m.sql,
@@ -54,7 +55,8 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
       template: m.template,
       prefix: m.templatePrefix,
       atRefs: [],
-      refs: templateRefs(cp, m),
+      // Only an incremental model re-renders at run time (engine/build/incremental.ts).
+      refs: mode === 'incremental' ? templateRefs(cp, m) : [],
       vars: m.source.vars ?? cp.env.vars,
       target: cp.env.target,
       stepEnv: cp.env.stepEnv,
