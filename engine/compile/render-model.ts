@@ -12,7 +12,7 @@ import type { ModelSource } from '../project/load.js';
 import { applyConfigCall, type ModelConfig } from '../project/model-config.js';
 import { nameParts } from '../project/naming.js';
 import { replaceAtNames } from '../sql/at-names.js';
-import { findTableRefs, renderName, rewriteTableRefs } from '../sql/rewrite-refs.js';
+import { findTableRefs, renderName, rewriteTableRefs, type TableRef } from '../sql/rewrite-refs.js';
 import { codeTokens, tokenize } from '../sql/lexer.js';
 import { splitModelSql } from '../sql/split-statements.js';
 import { suggestions } from '../suggest.js';
@@ -125,16 +125,21 @@ export function renderModel(env: RenderEnv, model: RenderableModel, prepared: Pr
     target: env.target,
   };
   const rendered = env.engine.render(model.name, prepared.source, ctx, model.name, prepared.prefix).trim();
-  const rewritten = config.rewrite ? rewriteRefs(env, rendered, self, deps) : rendered;
-  for (const ref of findTableRefs(rewritten)) {
+  // One scan of the rendered SQL serves the rewrite and the dependencies; a rewrite that changed the text is scanned again.
+  const found = findTableRefs(rendered);
+  const rewritten = config.rewrite ? rewriteRefs(env, rendered, self, deps, found) : rendered;
+  const refs = rewritten === rendered ? found : findTableRefs(rewritten);
+  for (const ref of refs) {
     const n = env.index.fullNameMatch(ref.parts.join('.'));
     if (n && n.name.toLowerCase() !== self) deps.add(n.name.toLowerCase());
   }
   let split;
   try {
     split = splitModelSql(rewritten);
-    // The no-`;` fast path takes the text as the query unclassified; an empty or comment-only body is still no statement.
-    if (codeTokens(tokenize(split.query)).length === 0) throw new EngineError('compile', 'no SQL statements found');
+    // The no-`;` fast path takes the text as the query unclassified; an empty or comment-only body is still no
+    // statement. A query that is the whole text and holds a table reference has code: no second scan.
+    const hasCode = (split.query === rewritten && refs.length > 0) || codeTokens(tokenize(split.query)).length > 0;
+    if (!hasCode) throw new EngineError('compile', 'no SQL statements found');
   } catch (err) {
     throw EngineError.wrap(`model '${model.name}': could not parse multi-statement models`, err, 'compile');
   }
@@ -148,7 +153,7 @@ function source(...args: unknown[]): string {
 }
 
 /** §6.5: references written with a node's name or prod name become its current full name. */
-function rewriteRefs(env: RenderEnv, sql: string, self: string, deps: Set<string>): string {
+function rewriteRefs(env: RenderEnv, sql: string, self: string, deps: Set<string>, refs: readonly TableRef[]): string {
   return rewriteTableRefs(sql, (ref) => {
     const n = env.index.resolve(ref.parts.join('.'));
     if (!n || n.name.toLowerCase() === self) return undefined;
@@ -158,5 +163,5 @@ function rewriteRefs(env: RenderEnv, sql: string, self: string, deps: Set<string
     // written, or `public."Orders"` would come back as `"public"."Orders"`.
     if (current.length === ref.parts.length && current.every((p, i) => p === ref.parts[i])) return undefined;
     return current;
-  }).sql;
+  }, refs).sql;
 }

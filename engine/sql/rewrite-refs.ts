@@ -171,11 +171,12 @@ export function findTableRefs(sql: string): TableRef[] {
 export function rewriteTableRefs(
   sql: string,
   resolve: (ref: TableRef) => readonly string[] | undefined,
+  refs: readonly TableRef[] = findTableRefs(sql),
 ): { sql: string; rewritten: TableRef[] } {
   const rewritten: TableRef[] = [];
   const out: string[] = [];
   let copied = 0;
-  for (const ref of findTableRefs(sql)) {
+  for (const ref of refs) {
     const parts = resolve(ref);
     if (parts === undefined) continue;
     out.push(sql.slice(copied, ref.start), renderName(parts, ref.quoted));
