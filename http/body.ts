@@ -5,6 +5,7 @@
  * here rather than through a body-parser so each failure has the spec's
  * message and the checks run in the spec's order.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { badRequest, HttpError } from './http-error.js';
 
@@ -13,14 +14,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export async function readJsonBody(ctx: Context): Promise<Record<string, unknown>> {
   const declared = Number(ctx.get('content-length') || '0');
   if (declared > MAX_BODY_BYTES) throw new HttpError(413, 'payload_too_large', 'request body exceeds 1 MiB');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'payload_too_large', 'request body exceeds 1 MiB');
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = (await readBody(ctx.req)).toString('utf8');
   if (text.trim() === '') return {};
   const type = (ctx.get('content-type') || '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw badRequest('content type must be application/json');
@@ -32,6 +26,50 @@ export async function readJsonBody(ctx: Context): Promise<Record<string, unknown
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('request body must be a JSON object');
   return value as Record<string, unknown>;
+}
+
+/**
+ * The raw body, by 'data' events (an async iterator costs a few promises per
+ * chunk). Over 1 MiB → 413; the request is then destroyed, as leaving a
+ * `for await` loop over it would.
+ */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        cleanup();
+        req.destroy();
+        reject(new HttpError(413, 'payload_too_large', 'request body exceeds 1 MiB'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new Error('request closed before its body ended'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 /** A query parameter given at most once (§2.4 step 7); undefined when absent. */

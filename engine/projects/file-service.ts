@@ -53,7 +53,7 @@ export function listFiles(p: ProjectScope, options: ListOptions): Promise<Projec
 }
 
 /**
- * §4.8. The content is written and fsync'ed while the save waits for the
+ * §4.8. The content is written and fsync'ed before the save asks for the
  * project lock (ProjectTree.stage); under the lock only the checks, the
  * rename and the job changes run. The directory fsync that makes the rename
  * durable runs after the lock is released (other saves share it) and before
@@ -70,6 +70,10 @@ export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveF
   const staged = p.tree.stage(name, content, abs);
   const syncLater = new Set<string>();
   let handedOver = false;
+  // The lock is taken once the content is on disk, so a holder never waits for its own fsync
+  // (which may queue behind other saves' fsyncs in libuv's threadpool): under the lock only
+  // synchronous work and the rename remain, and saves queue for the lock only briefly.
+  await staged.file;
   try {
     return await p.tree.withLock(async () => {
       const jobs = (await p.store.jobsByFile(p.projectId, name)).filter((j) => j.file_name === name);

@@ -28,11 +28,18 @@ function statOrNull(tree: ProjectTree, name: string) {
   }
 }
 
-export function jobFileContext(tree: ProjectTree, registry: ConnectionRegistry): JobFileContext {
+/**
+ * `registry` may be a function: it is then called once, on the first
+ * connection lookup, so validating a file that names no connection (every
+ * plain file) never reads the env files.
+ */
+export function jobFileContext(tree: ProjectTree, registry: ConnectionRegistry | (() => ConnectionRegistry)): JobFileContext {
+  let loaded = typeof registry === 'function' ? undefined : registry;
   return {
     fileExists: (name) => statOrNull(tree, name) !== null,
     connectionKind: (name) => {
-      const c = registry.get(name);
+      loaded ??= (registry as () => ConnectionRegistry)();
+      const c = loaded.get(name);
       return c === undefined ? undefined : connectionKind(declaredType(c));
     },
     readFile: (name) => {

@@ -18,5 +18,5 @@ export interface ProjectScope {
 }
 
 export function validationContext(p: ProjectScope): JobFileContext {
-  return jobFileContext(p.tree, p.connections());
+  return jobFileContext(p.tree, p.connections);
 }

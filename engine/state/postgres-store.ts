@@ -281,6 +281,11 @@ class PostgresStore implements StateStore {
     return (await this.withMaps(await this.all('SELECT * FROM executions WHERE exec_id = $1', [execId])))[0];
   }
 
+  /** Several daemons may share the database and nothing here learns of their commits cheaply: never reusable. */
+  changeToken(): undefined {
+    return undefined;
+  }
+
   async listExecutions(q: ExecutionQuery): Promise<ExecutionRecord[]> {
     R.assertLimit(q.limit);
     const params: unknown[] = [q.projectId];

@@ -294,6 +294,21 @@ class SqliteStore implements StateStore {
     return this.executions('WHERE exec_id = ?', execId)[0];
   }
 
+  /**
+   * `total_changes()` counts the rows every INSERT, UPDATE and DELETE of this
+   * connection changed (it only grows, a rolled-back change included);
+   * `data_version` changes when another connection, in this process (the
+   * watermark store) or another (operator commands), commits. Together they
+   * change on every commit that can alter a read. Inside a transaction this
+   * connection would read its own uncommitted rows, which a rollback could
+   * undo without changing either number: no token then.
+   */
+  changeToken(): string | undefined {
+    if (this.db.inTransaction) return undefined;
+    const [changes, dataVersion] = this.rawSt('SELECT total_changes(), (SELECT data_version FROM pragma_data_version)').get() as [number, number];
+    return `${dataVersion}.${changes}`;
+  }
+
   async listExecutions(q: ExecutionQuery): Promise<ExecutionRecord[]> {
     R.assertLimit(q.limit);
     const where = ['project_id = ?'];

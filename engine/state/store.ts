@@ -311,6 +311,16 @@ export interface StateStore {
   findExecution(execId: string): Promise<ExecutionRecord | undefined>;
   listExecutions(query: ExecutionQuery): Promise<ExecutionRecord[]>;
   /**
+   * A token that changes whenever a committed change may have altered what
+   * the store's reads return: any write of this store and any commit by
+   * another connection or process. Read it *before* a read: while a later
+   * call returns the same token, that read's result is still current, so a
+   * caller may reuse it. Undefined when the backend cannot tell cheaply
+   * (PostgreSQL: other daemons write without telling this one), or inside an
+   * open transaction; then nothing may be reused.
+   */
+  changeToken(): string | undefined;
+  /**
    * Applies a patch to an active execution; false when it is unknown or
    * already terminal (nothing changes then). EngineError `conflict` when
    * setting `running` while the job has another running execution.

@@ -7,9 +7,10 @@
  */
 import type { Context } from 'koa';
 import { boolean, object, optional, string } from 'superstruct';
-import { EXECUTION_STATUSES, type ExecutionRecord, type ExecutionStatus, type StateStore, type StepRecord, type TaskRecord } from '../../engine/state/store.js';
+import { EXECUTION_STATUSES, type ExecutionQuery, type ExecutionRecord, type ExecutionStatus, type StateStore, type StepRecord, type TaskRecord } from '../../engine/state/store.js';
 import { queryParam } from '../body.js';
 import { badRequest, conflict, notFound } from '../http-error.js';
+import { PageCache } from '../page-cache.js';
 import { route, type Route } from '../route.js';
 
 export interface ExecutionsDeps {
@@ -157,6 +158,7 @@ export function parseListQuery(ctx: Context): ListQuery {
 
 export function executionRoutes(deps: ExecutionsDeps): Route[] {
   const { store } = deps;
+  const pages = new PageCache();
   const requireExecution = async (projectId: string, execId: string): Promise<ExecutionRecord> => {
     const exec = await store.getExecution(projectId, execId);
     if (!exec) throw notFound(`execution ${execId} not found`);
@@ -178,7 +180,7 @@ export function executionRoutes(deps: ExecutionsDeps): Route[] {
         const q = parseListQuery(ctx);
         // The status parameter and filters.status combine with AND: two different ones match nothing.
         if (new Set(q.statuses).size > 1) return { executions: [] };
-        const executions = await store.listExecutions({
+        const query: ExecutionQuery = {
           projectId,
           order: q.order,
           limit: q.limit,
@@ -186,8 +188,16 @@ export function executionRoutes(deps: ExecutionsDeps): Route[] {
           ...(q.execId !== undefined ? { execId: q.execId } : {}),
           ...(q.jobId !== undefined ? { jobId: q.jobId } : {}),
           ...(q.period ? { period: q.period } : {}),
-        });
-        return { executions: executions.map(executionView) };
+        };
+        // A page is a pure function of the stored state and the query (duration comes from stored
+        // times, never from the clock), so its bytes are reused while the store's change token holds.
+        // The token is read before the query: a page can be newer than its token, never older.
+        const token = store.changeToken();
+        const key = JSON.stringify(query);
+        const cached = pages.get(token, key);
+        if (cached) return cached;
+        const executions = await store.listExecutions(query);
+        return pages.put(token, key, { executions: executions.map(executionView) });
       },
     }),
     route({
