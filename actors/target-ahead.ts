@@ -13,17 +13,24 @@ export interface TargetAhead {
   readonly connection: Connection;
   readonly target: Target;
   /**
-   * Settles once `sessions` connections are open and idle in the target's
-   * pool; rejects with the connect error (`could not connect to '<t>'`),
+   * Settles once the first connections (up to MAX_AHEAD) are open and idle
+   * in the target's pool; rejects with the connect error (`could not connect to '<t>'`),
    * which the run reports instead of connecting again.
    */
   readonly ready: Promise<void>;
 }
 
+/**
+ * Connections opened ahead: the run's slots up to this many. The node count
+ * is not known yet, and a large --threads on a small project should not
+ * fork a backend per slot for nothing; the pool opens the rest on demand.
+ */
+const MAX_AHEAD = 8;
+
 export function openTargetAhead(connection: Connection, sessions: number): TargetAhead {
   const target = openTarget(connection, { poolSize: sessions });
   const ready = Promise.all(
-    Array.from({ length: sessions }, async () => {
+    Array.from({ length: Math.min(sessions, MAX_AHEAD) }, async () => {
       const session = await target.open();
       await session.close();
     }),
