@@ -14,7 +14,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { chmodSync, close, fchmod, fstat, fsync, open as fsOpen, renameSync, rmSync, write, type Stats } from 'node:fs';
-import { chmod, open, rm, rename, stat } from 'node:fs/promises';
+import { chmod, rm, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 const TEMP_PREFIX = '.service-tmp-';
@@ -146,11 +146,11 @@ export function syncDirectory(dir: string): Promise<void> {
 
 async function fsyncDirectory(dir: string): Promise<void> {
   try {
-    const fh = await open(dir, 'r');
+    const fd = await call<number>((cb) => fsOpen(dir, 'r', cb));
     try {
-      await fh.sync();
+      await call<void>((cb) => fsync(fd, (err) => cb(err, undefined)));
     } finally {
-      await fh.close();
+      await call<void>((cb) => close(fd, (err) => cb(err, undefined)));
     }
   } catch {
     // durability of the rename is then up to the file system
