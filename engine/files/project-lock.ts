@@ -38,6 +38,12 @@ export class ProjectLock {
   private tail: Promise<void> = Promise.resolve();
   /** The group queued last, still open for joining (null once anything queues after it or it starts). */
   private open: OpenGroup | null = null;
+  private waiting = 0;
+
+  /** Callers holding the lock or queued for it (each member of a group counts); for tests and diagnostics. */
+  get queued(): number {
+    return this.waiting;
+  }
 
   /** True when the current async context holds this lock. */
   isHeld(): boolean {
@@ -45,10 +51,16 @@ export class ProjectLock {
   }
 
   /** Runs `fn` once every earlier holder has finished; re-entrant. */
-  async run<T>(fn: () => Promise<T> | T): Promise<T> {
+  run<T>(fn: () => Promise<T> | T): Promise<T> {
+    return this.enqueue(fn, 1);
+  }
+
+  /** `run`, counting `weight` in `queued` (a group's members count themselves). */
+  private async enqueue<T>(fn: () => Promise<T> | T, weight: number): Promise<T> {
     const current = held.getStore();
     if (current?.has(this)) return fn();
     this.open = null; // later joiners must not pass this caller
+    this.waiting += weight;
     const previous = this.tail;
     let release!: () => void;
     this.tail = new Promise<void>((resolve) => {
@@ -58,6 +70,7 @@ export class ProjectLock {
     try {
       return await held.run(new Set([...(current ?? []), this]), fn);
     } finally {
+      this.waiting -= weight;
       release();
     }
   }
@@ -71,14 +84,30 @@ export class ProjectLock {
   join<I, R>(runner: GroupRunner<I, R>, item: I): Promise<R> {
     if (this.isHeld()) return runner([item]).then(only);
     return new Promise<R>((resolve, reject) => {
-      const member: Member<I, R> = { item, resolve, reject };
+      let settled = false;
+      const settle = (): void => {
+        if (!settled) this.waiting--;
+        settled = true;
+      };
+      this.waiting++;
+      const member: Member<I, R> = {
+        item,
+        resolve: (value) => {
+          settle();
+          resolve(value);
+        },
+        reject: (reason) => {
+          settle();
+          reject(reason);
+        },
+      };
       if (this.open !== null && this.open.runner === (runner as unknown)) {
         (this.open.members as unknown as Member<I, R>[]).push(member);
         return;
       }
       const members: Member<I, R>[] = [member];
       const group: OpenGroup = { runner: runner as unknown as GroupRunner<never, unknown>, members: members as unknown as Member<never, unknown>[] };
-      const done = this.run(async () => {
+      const done = this.enqueue(async () => {
         if (this.open === group) this.open = null; // closed: later callers queue behind it
         const results = await runner(members.map((m) => m.item));
         members.forEach((m, i) => {
@@ -87,8 +116,8 @@ export class ProjectLock {
           else if (r.status === 'fulfilled') m.resolve(r.value);
           else m.reject(r.reason);
         });
-      });
-      // `run` cleared `open` synchronously; this group is now the tail.
+      }, 0);
+      // `enqueue` cleared `open` synchronously; this group is now the tail.
       this.open = group;
       done.catch((err: unknown) => {
         for (const m of members) m.reject(err); // no-op for members already settled
