@@ -11,10 +11,11 @@ import { lstat, mkdir, open, readdir, realpath, rename as fsRename, rm, stat } f
 import { statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../errors.js';
+import { commitInThread, type CommitReply } from './commit-thread.js';
 import { commitStaged, commitStagedSync, discardStaged, isTempName, stageFile, syncDirectory, tempPath, type StagedFile } from './atomic-write.js';
 import { decodeBody, directoryEntry, fileEntry, type ProjectFile } from './file-entry.js';
 import { fileNameProblem, isInside, validateFileName, validatePrefix } from './file-name.js';
-import { projectLock, type ProjectLock } from './project-lock.js';
+import { projectLock, type GroupRunner, type ProjectLock } from './project-lock.js';
 
 export type { ProjectFile } from './file-entry.js';
 
@@ -56,6 +57,17 @@ export interface SaveOptions {
   readonly syncLater?: Set<string>;
 }
 
+/** One file of ProjectTree.commitBatch. */
+export interface BatchSave {
+  readonly name: string;
+  /** `resolve(name)`. */
+  readonly abs: string;
+  /** The content, written afresh when nothing is staged or the staged temporary vanished. */
+  readonly data: Uint8Array;
+  /** The content staged beside the target (`stage`), or null when that could not be done. */
+  readonly staged: StagedFile | null;
+}
+
 const quote = (s: string): string => JSON.stringify(s);
 const notFound = (name: string): EngineError => new EngineError('not_found', `file ${quote(name)} not found`);
 
@@ -74,6 +86,14 @@ export class ProjectTree {
    */
   withLock<T>(fn: () => Promise<T> | T): Promise<T> {
     return this.lock.run(fn);
+  }
+
+  /**
+   * Queues `item` for the project lock, sharing one turn with the callers of
+   * the same `runner` queued right before or after it (ProjectLock.join).
+   */
+  joinLock<I, R>(runner: GroupRunner<I, R>, item: I): Promise<R> {
+    return this.lock.join(runner, item);
   }
 
   /** §2.8 validation; the absolute path of `name`. Throws 'bad_request'. */
@@ -178,20 +198,10 @@ export class ProjectTree {
         }
         // Nothing staged (its directory did not exist), or the temporary vanished with its
         // directory (a delete or pull came first): create the directories and write here.
-        await this.ensureDirectories(name.split('/').slice(0, -1), path.dirname(abs));
-        const current = await statOrNull(abs);
-        if (current?.isDirectory()) throw new EngineError('conflict', `${quote(name)} is a directory`);
-        const mode = current?.isFile() ? current.mode & 0o7777 : undefined;
-        try {
-          const written = await stageFile(abs, data, mode);
-          await commitStaged(written, mode);
-          committed = true;
-          syncLater.add(path.dirname(abs));
-          return fileEntry(name, written.stats);
-        } catch (err) {
-          if (errno(err) === 'EISDIR') throw new EngineError('conflict', `${quote(name)} is a directory`);
-          throw wrap(`cannot save file ${quote(name)}`, err);
-        }
+        const written = await this.writeUnderLock(name, abs, data);
+        committed = true;
+        syncLater.add(path.dirname(abs));
+        return written;
       });
       if (options.syncLater === undefined) await Promise.all([...syncLater].map(syncDirectory));
       return entry;
@@ -200,6 +210,78 @@ export class ProjectTree {
       const staged = committed || staging === null ? null : await staging;
       if (staged !== null) await discardStaged(staged);
     }
+  }
+
+  /**
+   * Under the lock: creates the missing directories of `name` and writes
+   * `data` over it atomically (the directory is not fsync'ed here).
+   */
+  private async writeUnderLock(name: string, abs: string, data: Uint8Array): Promise<ProjectFile> {
+    await this.ensureDirectories(name.split('/').slice(0, -1), path.dirname(abs));
+    const current = await statOrNull(abs);
+    if (current?.isDirectory()) throw new EngineError('conflict', `${quote(name)} is a directory`);
+    const mode = current?.isFile() ? current.mode & 0o7777 : undefined;
+    try {
+      const written = await stageFile(abs, data, mode);
+      await commitStaged(written, mode);
+      return fileEntry(name, written.stats);
+    } catch (err) {
+      if (errno(err) === 'EISDIR') throw new EngineError('conflict', `${quote(name)} is a directory`);
+      throw wrap(`cannot save file ${quote(name)}`, err);
+    }
+  }
+
+  /**
+   * For a caller holding the project lock: saves several files one after the
+   * other in the given order, as `save` would with their staged content, and
+   * settles each on its own (a conflict or failure of one leaves the others
+   * alone). The renames run on the commit thread, as many per round trip as
+   * possible; an item without staged content, or whose temporary vanished
+   * (a delete or pull came first), is written afresh under the lock before
+   * the items after it. A failed item's temporary is removed. Directories
+   * are not fsync'ed: the caller syncs the parent of every saved file.
+   */
+  async commitBatch(items: readonly BatchSave[]): Promise<PromiseSettledResult<ProjectFile>[]> {
+    if (!this.lock.isHeld()) throw new EngineError('internal', 'commitBatch called without the project lock');
+    const out: PromiseSettledResult<ProjectFile>[] = [];
+    const afresh = async (item: BatchSave): Promise<void> => {
+      out.push(await settle(this.writeUnderLock(item.name, item.abs, item.data)));
+    };
+    while (out.length < items.length) {
+      const from = out.length;
+      let to = from;
+      while (to < items.length && items[to]!.staged !== null) to++;
+      const run = items.slice(from, to) as (BatchSave & { staged: StagedFile })[];
+      if (run.length === 0) {
+        await afresh(items[from]!);
+        continue;
+      }
+      let replies: CommitReply[];
+      try {
+        replies = await commitInThread(run.map((i) => ({ temp: i.staged.temp, target: i.abs, tempMode: i.staged.stats.mode & 0o7777 })));
+      } catch (err) {
+        // The thread failed: nothing is known of this run; every item fails, its temporary removed.
+        await Promise.all(run.map((i) => discardStaged(i.staged)));
+        for (const i of run) out.push({ status: 'rejected', reason: wrap(`cannot save file ${quote(i.name)}`, err) });
+        continue;
+      }
+      if (replies.length === 0 || (replies.length < run.length && replies.at(-1)?.kind !== 'missing')) {
+        const unanswered = run.slice(replies.length);
+        await Promise.all(unanswered.map((i) => discardStaged(i.staged)));
+        replies = [...replies, ...unanswered.map((): CommitReply => ({ kind: 'error', op: 'rename', message: 'no answer from the file commit thread' }))];
+      }
+      replies.forEach((reply, k) => {
+        const { name, staged } = run[k]!;
+        if (reply.kind === 'ok') out.push({ status: 'fulfilled', value: fileEntry(name, staged.stats) });
+        else if (reply.kind === 'directory') out.push({ status: 'rejected', reason: new EngineError('conflict', `${quote(name)} is a directory`) });
+        else if (reply.kind === 'error') {
+          const cause = Object.assign(new Error(reply.message), { code: reply.code });
+          out.push({ status: 'rejected', reason: reply.op === 'stat' ? wrap(`cannot inspect ${run[k]!.abs}`, cause) : wrap(`cannot save file ${quote(name)}`, cause) });
+        }
+      });
+      if (replies.at(-1)?.kind === 'missing') await afresh(run[replies.length - 1]!);
+    }
+    return out;
   }
 
   /**
@@ -423,5 +505,13 @@ async function lstatOrNull(abs: string): Promise<Stats | null> {
   } catch (err) {
     if (isMissing(err)) return null;
     throw wrap(`cannot inspect ${abs}`, err);
+  }
+}
+
+async function settle<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
+  try {
+    return { status: 'fulfilled', value: await p };
+  } catch (reason) {
+    return { status: 'rejected', reason };
   }
 }

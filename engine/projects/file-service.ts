@@ -7,8 +7,11 @@
  * file. Each check-then-write runs under the project lock (§2.8).
  */
 import { syncDirectory } from '../files/atomic-write.js';
+import path from 'node:path';
+import type { StagedFile } from '../files/atomic-write.js';
 import { decodeBody, type ProjectFile } from '../files/file-entry.js';
-import type { ListOptions, SaveInput } from '../files/project-tree.js';
+import type { GroupRunner } from '../files/project-lock.js';
+import type { ListOptions, SaveInput, Staging } from '../files/project-tree.js';
 import { isSqlName, isYamlName, type JobKind } from '../jobs/index.js';
 import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
@@ -58,6 +61,11 @@ export function listFiles(p: ProjectScope, options: ListOptions): Promise<Projec
  * rename and the job changes run. The directory fsync that makes the rename
  * durable runs after the lock is released (other saves share it) and before
  * the answer.
+ *
+ * A file whose name cannot hold a job file (not .yaml/.yml/.sql) shares its
+ * turn at the lock with the like saves queued with it (savePlainFiles): their
+ * checks and renames run one after the other in arrival order, the renames
+ * on the commit thread, a batch per round trip.
  */
 export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveFileResult> {
   const { name } = input;
@@ -67,45 +75,114 @@ export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveF
   const checked = validateContent(name, content, validationContext(p));
   if (isRejected(checked)) throw new InvalidJobFileError(name, checked.problems);
   const kind = checked.kind as JobKind | null;
-  const staged = p.tree.stage(name, content, abs);
+  const staging = p.tree.stage(name, content, abs);
   const syncLater = new Set<string>();
-  let handedOver = false;
   // The lock is taken once the content is on disk, so a holder never waits for its own fsync
   // (which may queue behind other saves' fsyncs in libuv's threadpool): under the lock only
   // synchronous work and the rename remain, and saves queue for the lock only briefly.
-  await staged.file;
+  const staged = await staging.file;
   try {
-    return await p.tree.withLock(async () => {
-      const jobs = (await p.store.jobsByFile(p.projectId, name)).filter((j) => j.file_name === name);
-      const dflt = jobs.find((j) => j.default);
-      const others = jobs.filter((j) => !j.default);
-      // Under a name that only ever holds plain files (not .yaml/.yml/.sql) the old kind is null whatever the content.
-      const old = isYamlName(name) || isSqlName(name) ? readContentSync(p.tree, name) : null;
-      // A YAML file that no longer parses (only git writes those) has the kind its jobs say.
-      let before: FileKind = old === null ? null : classifyContent(name, old);
-      if (before === 'invalid-yaml') before = dflt?.type ?? others[0]?.type ?? before;
-      if (old !== null && before !== kind) {
-        if (others.length > 0) throw kindChangeRefused(name, others, before, kind);
-        if (kind === null && dflt) await refuseIfActive(p, [dflt]);
-      }
-      handedOver = true;
-      const file = await p.tree.save(input, { staged, syncLater });
-      if (kind === null) {
-        if (dflt) await p.store.deleteJob(p.projectId, dflt.id);
-        return { file };
-      }
-      if (dflt) {
-        if (dflt.type !== kind) await p.store.replaceJob(retyped(dflt, kind));
-        return { file, job_file_kind: kind };
-      }
-      const created = await p.store.createJob(newDefaultJob(p.projectId, name, kind));
-      return { file, job_file_kind: kind, default_job_id: created.id };
-    });
+    if (kind === null && !isYamlName(name) && !isSqlName(name)) {
+      return await p.tree.joinLock(savePlainFiles, { p, input, abs, content, staging, staged, syncLater });
+    }
+    return await p.tree.withLock(() => checkAndSave(p, input, kind, staging, syncLater));
+  } catch (err) {
+    await p.tree.discard(staging); // a no-op once renamed
+    throw err;
   } finally {
-    if (!handedOver) await p.tree.discard(staged);
     await Promise.all([...syncLater].map(syncDirectory));
   }
 }
+
+/** Under the lock: §4.8's job checks, the save of the staged content, the job changes. */
+async function checkAndSave(p: ProjectScope, input: SaveInput, kind: JobKind | null, staged: Staging, syncLater: Set<string>): Promise<SaveFileResult> {
+  const { name } = input;
+  const jobs = (await p.store.jobsByFile(p.projectId, name)).filter((j) => j.file_name === name);
+  const dflt = jobs.find((j) => j.default);
+  const others = jobs.filter((j) => !j.default);
+  // Under a name that only ever holds plain files (not .yaml/.yml/.sql) the old kind is null whatever the content.
+  const old = isYamlName(name) || isSqlName(name) ? readContentSync(p.tree, name) : null;
+  // A YAML file that no longer parses (only git writes those) has the kind its jobs say.
+  let before: FileKind = old === null ? null : classifyContent(name, old);
+  if (before === 'invalid-yaml') before = dflt?.type ?? others[0]?.type ?? before;
+  if (old !== null && before !== kind) {
+    if (others.length > 0) throw kindChangeRefused(name, others, before, kind);
+    if (kind === null && dflt) await refuseIfActive(p, [dflt]);
+  }
+  const file = await p.tree.save(input, { staged, syncLater });
+  if (kind === null) {
+    if (dflt) await p.store.deleteJob(p.projectId, dflt.id);
+    return { file };
+  }
+  if (dflt) {
+    if (dflt.type !== kind) await p.store.replaceJob(retyped(dflt, kind));
+    return { file, job_file_kind: kind };
+  }
+  const created = await p.store.createJob(newDefaultJob(p.projectId, name, kind));
+  return { file, job_file_kind: kind, default_job_id: created.id };
+}
+
+/** A save of a plain file waiting for its turn (see saveFile). */
+interface PlainSave {
+  readonly p: ProjectScope;
+  readonly input: SaveInput;
+  readonly abs: string;
+  readonly content: Buffer;
+  readonly staging: Staging;
+  readonly staged: StagedFile | null;
+  readonly syncLater: Set<string>;
+}
+
+/**
+ * Under the lock, in arrival order: the plain-file saves of one turn. A save
+ * whose file no job references has no job side effect, so its check (one
+ * store read) may run before the renames of the saves ahead of it, which
+ * change nothing it reads; those renames go to ProjectTree.commitBatch
+ * together. A save whose file jobs reference waits for the renames ahead of
+ * it and runs checkAndSave on its own. Each save settles on its own.
+ */
+const savePlainFiles: GroupRunner<PlainSave, SaveFileResult> = async (items) => {
+  const out: PromiseSettledResult<SaveFileResult>[] = new Array(items.length);
+  let batch: number[] = [];
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const indices = batch;
+    batch = [];
+    const saves = indices.map((i) => items[i]!);
+    let results: PromiseSettledResult<ProjectFile>[];
+    try {
+      results = await saves[0]!.p.tree.commitBatch(saves.map((s) => ({ name: s.input.name, abs: s.abs, data: s.content, staged: s.staged })));
+    } catch (reason) {
+      results = saves.map(() => ({ status: 'rejected', reason }));
+    }
+    results.forEach((r, k) => {
+      const s = saves[k]!;
+      if (r.status === 'fulfilled') s.syncLater.add(path.dirname(s.abs));
+      out[indices[k]!] = r.status === 'fulfilled' ? { status: 'fulfilled', value: { file: r.value } } : r;
+    });
+  };
+  for (const [i, s] of items.entries()) {
+    let jobs: JobRecord[];
+    try {
+      jobs = (await s.p.store.jobsByFile(s.p.projectId, s.input.name)).filter((j) => j.file_name === s.input.name);
+    } catch (reason) {
+      out[i] = { status: 'rejected', reason };
+      continue;
+    }
+    if (jobs.length === 0) {
+      batch.push(i);
+      continue;
+    }
+    await flush();
+    try {
+      out[i] = { status: 'fulfilled', value: await checkAndSave(s.p, s.input, null, s.staging, s.syncLater) };
+    } catch (reason) {
+      out[i] = { status: 'rejected', reason };
+    }
+  }
+  await flush();
+  return out;
+};
 
 /** §4.9. */
 export async function deleteFile(p: ProjectScope, name: string): Promise<DeleteFileResult> {
