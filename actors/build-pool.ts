@@ -13,5 +13,5 @@ import { TaskPool } from './pool.js';
 export function buildTaskPool(threads: number): TaskPool {
   const slots = Math.max(1, threads);
   const workers = Math.min(slots, Math.max(1, availableParallelism() - 1));
-  return new TaskPool({ maxThreads: workers, minThreads: workers, idleTimeout: Number.POSITIVE_INFINITY, concurrentTasksPerWorker: Math.ceil(slots / workers), preload: ['build.setup', 'build.node'] });
+  return new TaskPool({ maxThreads: workers, minThreads: workers, idleTimeout: Number.POSITIVE_INFINITY, concurrentTasksPerWorker: Math.ceil(slots / workers), preload: ['build.node'] });
 }

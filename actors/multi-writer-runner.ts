@@ -36,7 +36,7 @@ export async function openMultiWriterRunner(input: RunnerInput): Promise<Runner>
   const engine = createNunjucksEngine();
   const aborts = new Map<string, AbortController>();
   let seedRunner: Promise<Runner> | undefined;
-  const seeds = () => (seedRunner ??= import('./pool-runner.js').then((m) => m.openPoolRunner({ ...input, schemas: [] })));
+  const seeds = () => (seedRunner ??= import('./pool-runner.js').then((m) => m.poolRunner(input)));
   const onPool = new Set<string>();
   return {
     async execute(id, node) {

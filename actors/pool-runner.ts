@@ -1,23 +1,15 @@
 /**
  * Node tasks on the worker pool: the seeds of a PostgreSQL run (they parse
- * files into rows; multi-writer-runner.ts sends them here). Connecting and
- * creating the schemas is a pool task too (`build.setup`), so the connection
- * is checked where the nodes will run. Cancel aborts a node's task, whose
- * handler cancels its backend.
+ * files into rows; multi-writer-runner.ts sends them here, after it checked
+ * the connection and created the schemas). Cancel aborts a node's task,
+ * whose handler cancels its backend.
  */
 import { buildTaskPool } from './build-pool.js';
 import type { Runner, RunnerInput } from './build-runner.js';
 import { logReceiver } from './task-log.js';
 
-/** Connects and creates the schemas (fails fast with `could not connect to '<t>'`), then returns the runner. */
-export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
+export function poolRunner(input: RunnerInput): Runner {
   const pool = buildTaskPool(input.threads);
-  try {
-    await pool.run({ type: 'build.setup', connection: input.connection, schemas: input.schemas });
-  } catch (err) {
-    await pool.destroy();
-    throw err;
-  }
   const aborts = new Map<string, AbortController>();
   const logs = logReceiver(input.logger);
   const jsonLogs = (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON';

@@ -185,7 +185,7 @@ export async function runFileCommand(argv: readonly string[], io: Io): Promise<n
   const name = basename(file);
   const registry = loadConnections({ projectEnvFile: join(root, 'env.yaml') });
   for (const p of registry.problems) io.err(`warning: ${p.message}\n`);
-  const validation = validateContent(name, readFileSync(file), jobFileContext(new ProjectTree(root), registry));
+  const validation = validateContent(name, readFileSync(file), jobFileContext(new ProjectTree(root), () => registry));
   if (validation.kind === null) {
     io.err(`fatal: ${args.file} is not a job file (a replication, pipeline or monitor YAML file, or a .sql file with a "-- connection:" header)\n`);
     return 1;

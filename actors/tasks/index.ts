@@ -15,7 +15,6 @@ import type { PoolTask, TaskHandler } from './task-handler.js';
 const near = <M>(specifier: string) => importNear<M>(import.meta.url, specifier);
 
 const loaders = {
-  'build.setup': async () => (await near<typeof import('./build-setup.js')>('./build-setup.js')).buildSetup,
   'build.node': async () => (await near<typeof import('./build-node.js')>('./build-node.js')).buildNode,
   'query.run': async () => (await near<typeof import('./query-run.js')>('./query-run.js')).queryRun,
   'replication.stream': async () => (await near<typeof import('./replication-stream.js')>('./replication-stream.js')).replicationStream,

@@ -106,15 +106,20 @@ export async function spawnTimed(script: string, args: readonly string[], opts: 
 
 export class TimeoutError extends Error {}
 
-/** Runs `node bin/service.js <args>`; a non-zero exit is an error carrying the CLI's stderr tail. */
-export async function runCli(args: readonly string[], opts: SpawnOptions = {}): Promise<TimedRun> {
-  const r = await spawnTimed(CLI, args, opts);
-  if (r.timedOut) throw new TimeoutError(`service ${args.join(' ')} did not finish within ${((opts.timeoutMs ?? 300_000) / 1000).toFixed(0)} s`);
+/** Runs `node <script> <args>`; a timeout or a non-zero exit is an error carrying the stderr tail, naming the program `label`. */
+export async function runScript(script: string, args: readonly string[], opts: SpawnOptions = {}, label = script): Promise<TimedRun> {
+  const r = await spawnTimed(script, args, opts);
+  if (r.timedOut) throw new TimeoutError(`${label} ${args.join(' ')} did not finish within ${((opts.timeoutMs ?? 300_000) / 1000).toFixed(0)} s`);
   if (r.code !== 0) {
     const tail = r.stderr.split('\n').slice(-15).join('\n');
-    throw new Error(`service ${args.join(' ')} exited with ${r.code}:\n${tail}`);
+    throw new Error(`${label} ${args.join(' ')} exited with ${r.code}:\n${tail}`);
   }
   return r;
+}
+
+/** Runs `node bin/service.js <args>` (runScript). */
+export function runCli(args: readonly string[], opts: SpawnOptions = {}): Promise<TimedRun> {
+  return runScript(CLI, args, opts, 'service');
 }
 
 export interface RunPhases {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateProject } from '../generate-project.js';
 import { best, int, mb, ms, rate, type Row } from '../lib/report.js';
-import { runCli, spawnTimed, type TimedRun } from '../lib/spawn-timed.js';
+import { runCli, runScript, type TimedRun } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
 const FLOOR = fileURLToPath(new URL('../floor/render-floor.mjs', import.meta.url));
@@ -34,11 +34,7 @@ export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
     const env = { ...ctx.cliEnv, BENCH: ctx.db.url };
     const reps = ctx.quick ? 1 : models >= 10_000 ? 2 : 3;
     ctx.progress(`compile: ${int(models)} models, floor ×${reps}`);
-    const floorRuns = await repeat(reps, async () => {
-      const r = await spawnTimed(FLOOR, [dir, JSON.stringify({ limit_n: 100 })], { env });
-      if (r.code !== 0) throw new Error(`render floor failed: ${r.stderr}`);
-      return r;
-    });
+    const floorRuns = await repeat(reps, () => runScript(FLOOR, [dir, JSON.stringify({ limit_n: 100 })], { env }, 'render-floor.mjs'));
     const floor = best(floorRuns, (r) => r.wallMs);
     const floorLoop = (JSON.parse(floor.stdout) as { loopMs: number }).loopMs;
     for (const command of ['list', 'compile'] as const) {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateTrivialProject } from '../generate-run-projects.js';
 import { best, int, mb, ms, signed, type Row } from '../lib/report.js';
-import { runCli, runPhases, spawnTimed, type RunPhases, type TimedRun } from '../lib/spawn-timed.js';
+import { runCli, runPhases, runScript, type RunPhases, type TimedRun } from '../lib/spawn-timed.js';
 import { recordRun, replayPostgres, writeRecording } from '../lib/sql-replay.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
@@ -26,9 +26,7 @@ const FLOOR = fileURLToPath(new URL('../floor/replay-floor.mjs', import.meta.url
 
 /** The floor program's wall time, spawn to exit (the same timer as our runs). */
 async function replayProgram(recording: string, threads: number, duckFile?: string): Promise<number> {
-  const r = await spawnTimed(FLOOR, [recording, String(threads), ...(duckFile !== undefined ? [duckFile] : [])]);
-  if (r.code !== 0 || r.timedOut) throw new Error(`replay-floor.mjs exited with ${r.code}:\n${r.stderr.split('\n').slice(-15).join('\n')}`);
-  return r.wallMs;
+  return (await runScript(FLOOR, [recording, String(threads), ...(duckFile !== undefined ? [duckFile] : [])], {}, 'replay-floor.mjs')).wallMs;
 }
 
 interface Pass {

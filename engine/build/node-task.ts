@@ -16,7 +16,7 @@ import type { Relation } from '../targets/target.js';
 export interface RenderRecipe {
   readonly model: RenderableModel;
   readonly template: string;
-  /** Macro files in scope, compiled once per worker (TemplateEngine.render's `prefix`). */
+  /** Macro files in scope, compiled once per template engine (TemplateEngine.render's `prefix`). */
   readonly prefix: string;
   readonly atRefs: readonly IndexedNode[];
   readonly refs: readonly IndexedNode[];

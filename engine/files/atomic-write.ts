@@ -16,6 +16,7 @@ import { randomFillSync } from 'node:crypto';
 import { chmodSync, close, fchmod, fstat, fsync, open as fsOpen, renameSync, rmSync, write, type Stats } from 'node:fs';
 import { chmod, rm, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 const TEMP_PREFIX = '.service-tmp-';
 const TEMP_NAME = /^\.service-tmp-[0-9a-f]{24}$/;
@@ -48,8 +49,13 @@ export function tempPath(dir: string): string {
   return path.join(dir, name);
 }
 
-const call = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> =>
-  new Promise<T>((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
+// The callback API, promisified: no FileHandle (see stageFile).
+const openFd = promisify(fsOpen);
+const fchmodFd = promisify(fchmod);
+const writeFd = promisify(write);
+const fsyncFd = promisify(fsync);
+const fstatFd = promisify(fstat);
+const closeFd = promisify(close);
 
 /**
  * Writes `data` to a new temporary file in `target`'s directory (which must
@@ -59,17 +65,17 @@ const call = <T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void)
  */
 export async function stageFile(target: string, data: Uint8Array, mode?: number): Promise<StagedFile> {
   const temp = tempPath(path.dirname(target));
-  const fd = await call<number>((cb) => fsOpen(temp, 'wx', 0o666, cb));
+  const fd = await openFd(temp, 'wx', 0o666);
   try {
     try {
-      if (mode !== undefined) await call<void>((cb) => fchmod(fd, mode, (err) => cb(err, undefined)));
+      if (mode !== undefined) await fchmodFd(fd, mode);
       for (let written = 0; written < data.byteLength; ) {
-        written += await call<number>((cb) => write(fd, data, written, data.byteLength - written, written, cb));
+        written += (await writeFd(fd, data, written, data.byteLength - written, written)).bytesWritten;
       }
-      await call<void>((cb) => fsync(fd, (err) => cb(err, undefined)));
-      return { target, temp, stats: await call<Stats>((cb) => fstat(fd, cb)) };
+      await fsyncFd(fd);
+      return { target, temp, stats: await fstatFd(fd) };
     } finally {
-      await call<void>((cb) => close(fd, (err) => cb(err, undefined)));
+      await closeFd(fd);
     }
   } catch (err) {
     await rm(temp, { force: true });
@@ -146,11 +152,11 @@ export function syncDirectory(dir: string): Promise<void> {
 
 async function fsyncDirectory(dir: string): Promise<void> {
   try {
-    const fd = await call<number>((cb) => fsOpen(dir, 'r', cb));
+    const fd = await openFd(dir, 'r');
     try {
-      await call<void>((cb) => fsync(fd, (err) => cb(err, undefined)));
+      await fsyncFd(fd);
     } finally {
-      await call<void>((cb) => close(fd, (err) => cb(err, undefined)));
+      await closeFd(fd);
     }
   } catch {
     // durability of the rename is then up to the file system

@@ -29,16 +29,15 @@ function statOrNull(tree: ProjectTree, name: string) {
 }
 
 /**
- * `registry` may be a function: it is then called once, on the first
- * connection lookup, so validating a file that names no connection (every
- * plain file) never reads the env files.
+ * `registry` is called once, on the first connection lookup, so validating a
+ * file that names no connection (every plain file) never reads the env files.
  */
-export function jobFileContext(tree: ProjectTree, registry: ConnectionRegistry | (() => ConnectionRegistry)): JobFileContext {
-  let loaded = typeof registry === 'function' ? undefined : registry;
+export function jobFileContext(tree: ProjectTree, registry: () => ConnectionRegistry): JobFileContext {
+  let loaded: ConnectionRegistry | undefined;
   return {
     fileExists: (name) => statOrNull(tree, name) !== null,
     connectionKind: (name) => {
-      loaded ??= (registry as () => ConnectionRegistry)();
+      loaded ??= registry();
       const c = loaded.get(name);
       return c === undefined ? undefined : connectionKind(declaredType(c));
     },

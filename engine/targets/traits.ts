@@ -1,8 +1,8 @@
 /**
  * What a host must know of a target type before opening it, without loading
  * its driver: a single-writer target (a DuckDB file) runs one node at a time
- * through its file's actor on the host thread; the others run node tasks on
- * the worker pool, where the main thread never needs their driver.
+ * through its file's actor; the others run several at once on sessions of
+ * one target (actors/build-run.ts picks the runner from this).
  */
 import type { TargetType } from './target.js';
 

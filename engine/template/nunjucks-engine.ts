@@ -117,7 +117,7 @@ export function createNunjucksEngine(): TemplateEngine {
     return m;
   };
 
-  const engine: TemplateEngine = {
+  return {
     render(cacheKey, body, context, modelName = cacheKey, prefix = '') {
       const shared = prefix === '' ? undefined : sharedPrefix(prefix, modelName);
       // A prefix that does more than define macros renders with the model as one template.
@@ -144,7 +144,6 @@ export function createNunjucksEngine(): TemplateEngine {
       }
     },
   };
-  return engine;
 }
 
 type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: (err: unknown, out?: string) => void) => void;
