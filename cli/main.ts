@@ -28,6 +28,7 @@ function program() {
   prog.command('jobs <list|get|run> [id]', 'API client: jobs of the token\'s project');
   prog.command('execs <list|get|log|cancel> [id]', 'API client: executions');
   prog.command('files <list|get|save> [name]', 'API client: project files');
+  prog.command('bench dag', 'Benchmark DAG throughput: synthetic shapes through the supervisor and worker pool').example('bench dag --shape diamond --nodes 64 --task sleep:50 --threads 4');
   prog.command('git pull', 'API client: sync the project tree from its git branch now');
   return prog;
 }
@@ -72,6 +73,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       throw err;
     }
   }
+  if (group === 'bench') return (await import('./bench.js')).benchCommand(rest, io);
   if (group === 'run') return (await import('./run-file.js')).runFileCommand(rest, io);
   if (group === 'project') return (await import('./operator.js')).projectCommand(rest, io);
   if (group === 'token') return (await import('./operator.js')).tokenCommand(rest, io);

@@ -18,6 +18,7 @@ const loaders = {
   'build.node': async () => (await near<typeof import('./build-node.js')>('./build-node.js')).buildNode,
   'query.run': async () => (await near<typeof import('./query-run.js')>('./query-run.js')).queryRun,
   'replication.stream': async () => (await near<typeof import('./replication-stream.js')>('./replication-stream.js')).replicationStream,
+  'bench.task': async () => (await near<typeof import('./bench-task.js')>('./bench-task.js')).benchTask,
   ping: async () => (await near<typeof import('./ping.js')>('./ping.js')).ping,
   sleep: async () => (await near<typeof import('./sleep.js')>('./sleep.js')).sleep,
 } satisfies Record<string, () => Promise<TaskHandler<any, unknown>>>;
