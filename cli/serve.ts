@@ -6,9 +6,9 @@
  * grace period for running executions, cancel the rest, close the store,
  * exit 0; a second signal cancels at once.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { ExecutionService } from '../actors/daemon/executions.js';
 import { GitPoller } from '../actors/daemon/git-poller.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
@@ -22,7 +22,8 @@ import { homeEnvVars } from '../engine/home-env.js';
 import { batchedWriter, streamLogger, type Logger } from '../engine/log.js';
 import { projectPaths } from '../engine/projects/project-paths.js';
 import { ProjectService } from '../engine/projects/project-service.js';
-import { openStateStore } from '../engine/state/open-state-store.js';
+import { lockDataDir } from '../engine/state/daemon-lock.js';
+import { openStateStore, parseStateLocation } from '../engine/state/open-state-store.js';
 import type { StateStore } from '../engine/state/store.js';
 import { createApp } from '../http/app.js';
 import { gitRoutes } from '../http/routes/git.js';
@@ -40,8 +41,19 @@ export interface RunningDaemon {
 }
 
 export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<RunningDaemon> {
-  mkdirSync(flags.dataDir, { recursive: true });
-  const store = await openStateStore(flags.state);
+  const location = parseStateLocation(flags.state);
+  const lock = lockDataDir(flags.dataDir, location.kind === 'sqlite' ? location.path : undefined);
+  let store: StateStore;
+  try {
+    store = await openStateStore(flags.state);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  // The claim owner is the same on every start from this data directory and host, so
+  // recovery can tell this directory's dead runs from those of other daemons sharing a
+  // PostgreSQL store: holding the directory's lock proves the previous owner is gone.
+  const owner = `daemon-${hostname()}-${createHash('sha256').update(flags.dataDir).digest('hex').slice(0, 12)}`;
   const registries = cachedConnections();
   const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
   const projects = new ProjectService({ dataDir: flags.dataDir, store, connections });
@@ -53,7 +65,10 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
     logger,
     lines,
     maxRunning: flags.maxRunning,
-    owner: `daemon-${randomUUID()}`,
+    owner,
+    // SQLite: the store belongs to this directory alone (its file is locked too), so every
+    // running execution in it was left by a dead daemon. PostgreSQL may be shared.
+    recoverAll: location.kind === 'sqlite',
     connections,
     projectRoot: (projectId) => projectPaths(flags.dataDir, projectId).files,
     allowCommandSteps: flags.allowCommandSteps,
@@ -98,6 +113,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
         await pool.destroy();
         lines.close();
         await store.close();
+        lock.release();
       })();
       return stopping;
     },

@@ -6,79 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { main } from '../cli/main.js';
-import { createTempDatabase, requirePg, PG_ADMIN_URL } from './helpers/pg.js';
+import { createTempDatabase, requirePg } from './helpers/pg.js';
+import { activeQueries, daemonFixture as fixture, projectClient as client, startDaemonChild as startDaemon, until } from './helpers/daemon-child.js';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'service.js');
-
-async function cli(...argv: string[]): Promise<string> {
-  let out = '';
-  const code = await main(argv, { out: (t) => (out += t), err: () => {} });
-  assert.equal(code, 0, argv.join(' '));
-  return out.trim();
-}
-
-interface Daemon {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<number | null>;
-}
-
-async function startDaemon(dataDir: string, extra: string[] = []): Promise<Daemon> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (b: Buffer) => {
-      log += b.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', () => reject(new Error(`daemon exited before listening:\n${log}`)));
-  });
-  return { child, url, exited };
-}
-
-function client(url: string, token: string) {
-  const headers = { Authorization: `Service-Project-Token ${token}`, 'Content-Type': 'application/json' };
-  return {
-    post: async (path: string, body: unknown) => (await fetch(url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<any>,
-    exec: async (id: string) => ((await (await fetch(`${url}/execution/list?filters=${encodeURIComponent(JSON.stringify({ exec_id: id }))}`, { headers })).json()) as any).executions[0],
-  };
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 150; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function activeSleeps(db: string): Promise<number> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await c.connect();
-  try {
-    const r = await c.query("select count(*)::int as n from pg_stat_activity where datname = $1 and state = 'active' and query like '%pg_sleep(60)%'", [db]);
-    return r.rows[0].n as number;
-  } finally {
-    await c.end();
-  }
-}
-
-async function fixture(dbUrl: string) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-daemon-'));
-  const projectId = await cli('project', 'create', 'acme', '--data-dir', dataDir);
-  writeFileSync(join(dataDir, 'projects', projectId, 'env.yaml'), `connections:\n  WAREHOUSE:\n    url: ${dbUrl}\n`);
-  const token = await cli('token', 'create', '--project', 'acme', '--data-dir', dataDir);
-  return { dataDir, token };
-}
+const activeSleeps = (db: string) => activeQueries(db, 'pg_sleep(60)');
 
 test('kill -9 during a query: the execution is interrupted after restart, everything saved is intact', async (t) => {
   if (!(await requirePg(t))) return;

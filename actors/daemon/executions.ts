@@ -27,6 +27,11 @@ export interface ExecutionDeps {
   readonly maxRunning: number;
   /** Identifies this daemon's claims in a shared store. */
   readonly owner: string;
+  /**
+   * Recovery marks every running execution interrupted (a store only this daemon uses);
+   * otherwise only those claimed by `owner` (a shared PostgreSQL store).
+   */
+  readonly recoverAll?: boolean;
   readonly connections: (projectId: string) => ConnectionRegistry;
   readonly loadJobFile: (projectId: string, fileName: string) => Promise<LoadedJobFile>;
   /** §6.2 lookup after run and job vars: the project env file, the host env file, the process environment. */
@@ -68,7 +73,8 @@ export class ExecutionService {
 
   /** §5.6: executions this daemon left running are interrupted. */
   async recover(): Promise<string[]> {
-    return this.#deps.store.markRunningInterrupted(now(), 'the daemon stopped while the execution was running');
+    const { store, owner, recoverAll } = this.#deps;
+    return store.markRunningInterrupted(now(), 'the daemon stopped while the execution was running', recoverAll === false ? owner : undefined);
   }
 
   /** §4.15 + §5.4: creates the execution (queued or skipped) and returns its id. */
