@@ -103,6 +103,8 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
     recursive: step.recursive,
     fullRefresh: step.full_refresh ?? false,
     stepEnv: step.env,
+    // The step's working directory is the build project (relative duckdb:// paths land there).
+    cwd: step.dir,
     ...(deps.connections ? { connections: deps.connections } : {}),
   };
   const fullRefresh = step.full_refresh ?? false;

@@ -16,7 +16,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { duckdbActor } from '../actors/duckdb-actor.js';
+import { closeAllDuckDbActors } from '../actors/duckdb-actor.js';
 import { ExecutionService } from '../actors/daemon/executions.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
 import { TaskPool } from '../actors/pool.js';
@@ -149,14 +149,6 @@ function progressPrinter(store: StateStore, execId: string, pipeline: boolean, i
   };
 }
 
-/** Releases the DuckDB files this run's connections name (the actors are process-wide). */
-async function closeDuckDbActors(registry: ConnectionRegistry): Promise<void> {
-  for (const info of registry.list()) {
-    const conn = registry.get(info.name);
-    if (conn?.type === 'duckdb') await duckdbActor(conn.path).close().catch(() => {});
-  }
-}
-
 function summaryText(exec: ExecutionRecord, records: readonly { name: string; status: string; rows?: number; error: string | null }[]): string {
   const out = [`Execution ${exec.exec_id} ${exec.status}: rows=${exec.rows} bytes=${exec.bytes} duration=${exec.duration ?? 0}s`];
   for (const r of records) out.push(`  ${r.name}  ${r.status}${r.rows !== undefined ? `  rows=${r.rows}` : ''}${r.error ? `  ${r.error}` : ''}`);
@@ -239,6 +231,7 @@ export async function runFileCommand(argv: readonly string[], io: Io): Promise<n
     process.off('SIGINT', onSigint);
     await local.close();
     await store.close();
-    await closeDuckDbActors(registry);
+    // Every DuckDB file this run opened, including those a build step resolved in its own directory.
+    await closeAllDuckDbActors().catch(() => {});
   }
 }

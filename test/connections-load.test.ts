@@ -107,7 +107,7 @@ test('properties and URL forms from the project file, host file and environment'
     schema: 'rep',
   });
   assert.deepEqual(reg.get('LAKE'), { type: 'duckdb', name: 'lake', source: 'project', path: join(f.project, 'data/lake.duckdb'), schema: 'main' });
-  assert.deepEqual(reg.get('urlduck'), { type: 'duckdb', name: 'URLDUCK', source: 'project', path: join(f.cwd, 'rel/wh.duckdb'), schema: 'main' });
+  assert.deepEqual(reg.get('urlduck'), { type: 'duckdb', name: 'URLDUCK', source: 'project', path: join(f.cwd, 'rel/wh.duckdb'), schema: 'main', cwdRelative: 'rel/wh.duckdb' });
   assert.deepEqual(reg.get('EXPORTS'), { type: 'file', name: 'EXPORTS', source: 'project', url: 'file:///srv/exports' });
   assert.deepEqual(reg.get('SNOW'), { type: 'unsupported', name: 'SNOW', source: 'project', declaredType: 'snowflake' });
 

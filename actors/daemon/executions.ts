@@ -9,7 +9,7 @@
  *   queued → running → success | warning | error | skipped | cancelled
  *   queued → cancelled | skipped;  running → interrupted (only at start)
  */
-import type { ConnectionRegistry } from '../../engine/connections/index.js';
+import { registryAtWorkingDir, type ConnectionRegistry } from '../../engine/connections/index.js';
 import { EngineError, errorChain } from '../../engine/errors.js';
 import type { Logger } from '../../engine/log.js';
 import type { ExecutionRecord, ExecutionStatus, JobRecord, StateStore, Trigger } from '../../engine/state/store.js';
@@ -172,6 +172,9 @@ export class ExecutionService {
     const runner = kindRunner(loaded.file.kind);
     if (!runner) return this.#finish(exec, 'error', `${loaded.file.kind} jobs cannot run yet in this version`);
     const job = await store.getJob(exec.project_id, exec.job_id);
+    // A job's working directory is its project root: relative duckdb:// paths resolve there.
+    const root = this.#deps.projectRoot?.(exec.project_id);
+    const registry = this.#deps.connections(exec.project_id);
     const ctx: KindContext = {
       exec,
       job,
@@ -179,9 +182,9 @@ export class ExecutionService {
       pool: this.#deps.pool,
       lines: this.#deps.lines,
       logger: this.#deps.logger,
-      connections: this.#deps.connections(exec.project_id),
+      connections: root === undefined ? registry : registryAtWorkingDir(registry, root),
       lookup: this.#lookup(exec, job),
-      projectRoot: this.#deps.projectRoot?.(exec.project_id),
+      projectRoot: root,
       allowCommandSteps: this.#deps.allowCommandSteps ?? false,
     };
     const stillRunning = async () => (await store.findExecution(exec.exec_id))?.status === 'running';

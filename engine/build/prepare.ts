@@ -6,7 +6,7 @@
  * (`-R` with no root config, §17) are prepared one by one.
  */
 import { join } from 'node:path';
-import { declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
+import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
@@ -35,6 +35,11 @@ export interface BuildRequest {
    * project's connections (api.md §6.4.4).
    */
   readonly connections?: ConnectionRegistry;
+  /**
+   * The working directory relative `duckdb://` URL paths resolve against. A pipeline
+   * `build` step passes the build directory; the command line keeps the process's.
+   */
+  readonly cwd?: string;
 }
 
 export interface PreparedBuild {
@@ -86,6 +91,7 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
   if (req.verb !== 'list') {
     const registry = req.connections ?? loadConnections({ projectEnvFile: join(project.root, 'env.yaml'), env: { ...process.env, ...(req.stepEnv ?? {}) } });
     connection = registry.get(targetName);
+    if (connection && req.cwd !== undefined) connection = atWorkingDir(connection, req.cwd);
     if (!connection) {
       if (req.verb === 'compile') logger.log('warn', `target connection '${targetName}' not found locally; statement splitting will use the generic dialect`);
       else throw new EngineError('target', `connection '${targetName}' not found`);

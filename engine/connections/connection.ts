@@ -42,6 +42,11 @@ export interface DuckDbConnection extends ConnectionBase {
   readonly type: 'duckdb';
   /** Absolute file path, or `:memory:`. */
   readonly path: string;
+  /**
+   * The relative path as written in a `duckdb://` URL. URL paths are relative to the working
+   * directory, which a job or pipeline step sets (engine/connections/working-dir.ts).
+   */
+  readonly cwdRelative?: string;
   /** Default schema; `main` unless declared. */
   readonly schema: string;
 }

@@ -4,3 +4,4 @@ export { loadConnections, readEnvFile, envVarConnections } from './load-connecti
 export type { ConnectionRegistry, EnvFileContent, EnvFileProblem, LoadConnectionsOptions } from './load-connections.js';
 export { connectionFromEntry, connectionFromUrl, connectionUrlType } from './parse-entry.js';
 export { redact } from './redact.js';
+export { atWorkingDir, registryAtWorkingDir } from './working-dir.js';

@@ -75,10 +75,11 @@ function postgres(name: string, f: Fields, ctx: EntryContext): Connection {
   };
 }
 
-function duckdb(name: string, path: string | undefined, schema: string | undefined, base: string, ctx: EntryContext): Connection {
+function duckdb(name: string, path: string | undefined, schema: string | undefined, base: string, ctx: EntryContext, fromUrl = false): Connection {
   if (path === undefined) return invalid(name, ctx, 'duckdb', 'duckdb connections need an instance path (instance: <file>) or a duckdb:// URL');
-  const abs = path === ':memory:' ? path : isAbsolute(path) ? path : resolve(base, path);
-  return { type: 'duckdb', name, source: ctx.source, path: abs, schema: schema ?? 'main' };
+  const relative = path !== ':memory:' && !isAbsolute(path);
+  const abs = relative ? resolve(base, path) : path;
+  return { type: 'duckdb', name, source: ctx.source, path: abs, schema: schema ?? 'main', ...(relative && fromUrl ? { cwdRelative: path } : {}) };
 }
 
 function decode(s: string): string {
@@ -120,7 +121,7 @@ function duckdbFromUrl(name: string, url: string, extra: Fields, ctx: EntryConte
   const q = rest.indexOf('?');
   const rawPath = decode(q >= 0 ? rest.slice(0, q) : rest);
   const schema = text(extra.schema) ?? (q >= 0 ? new URLSearchParams(rest.slice(q + 1)).get('schema') ?? undefined : undefined);
-  return duckdb(name, rawPath === '' ? undefined : rawPath, schema, ctx.cwd, ctx);
+  return duckdb(name, rawPath === '' ? undefined : rawPath, schema, ctx.cwd, ctx, true);
 }
 
 /** A connection from a bare URL (an environment variable's value or `url:`). */

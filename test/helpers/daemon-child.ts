@@ -30,8 +30,8 @@ export interface DaemonChild {
   log(): string;
 }
 
-export async function startDaemonChild(dataDir: string, extra: string[] = []): Promise<DaemonChild> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+export async function startDaemonChild(dataDir: string, extra: string[] = [], cwd?: string): Promise<DaemonChild> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'], ...(cwd ? { cwd } : {}) });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
