@@ -115,7 +115,7 @@ test('properties and URL forms from the project file, host file and environment'
   assert.equal(hostOnly?.source, 'host', 'host file beats the environment variable');
   assert.equal(hostOnly?.type === 'postgres' && `${hostOnly.user}@${hostOnly.host}/${hostOnly.database}`, 'u@localhost/d');
 
-  assert.deepEqual(reg.get('DUCK'), { type: 'duckdb', name: 'DUCK', source: 'env_var', path: join(f.cwd, 'wh.duckdb'), schema: 'main' });
+  assert.deepEqual(reg.get('DUCK'), { type: 'duckdb', name: 'DUCK', source: 'env_var', path: join(f.cwd, 'wh.duckdb'), schema: 'main', cwdRelative: 'wh.duckdb' });
   assert.deepEqual(reg.get('MEM'), { type: 'duckdb', name: 'MEM', source: 'env_var', path: ':memory:', schema: 'main' });
   assert.deepEqual(reg.get('ABS'), { type: 'duckdb', name: 'ABS', source: 'env_var', path: '/var/data/abs.duckdb', schema: 'main' });
   assert.equal(reg.get('pg')?.source, 'env_var');
