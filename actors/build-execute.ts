@@ -93,7 +93,8 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
       duration: r.status === 'skipped' ? 0 : seconds(r.durationMs),
       status: r.status === 'success' ? 'success' : r.status === 'error' ? 'error' : 'skipped',
       error: r.status === 'error' ? (r.error?.message ?? 'unknown error') : r.status === 'success' ? warnings.join('; ') : '',
-      rows: outcome?.rows ?? 0,
+      // A failed ranged incremental run still reports the rows its committed chunks merged.
+      rows: outcome?.rows ?? r.error?.committedRows ?? 0,
       bytes: outcome?.bytes ?? 0,
     };
   });

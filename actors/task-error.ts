@@ -17,6 +17,7 @@ export class RemoteTaskError extends EngineError {
     super(serialized.code, serialized.message);
     this.retryable = serialized.retryable;
     this.remoteName = serialized.name;
+    if (serialized.committedRows !== undefined) this.committedRows = serialized.committedRows;
   }
 }
 

@@ -25,6 +25,8 @@ export type ErrorCode =
 export class EngineError extends Error {
   readonly code: ErrorCode;
   override readonly cause?: unknown;
+  /** Work that failed part-way but kept what it committed says how many rows that was. */
+  committedRows?: number;
 
   constructor(code: ErrorCode, message: string, cause?: unknown) {
     super(message);
@@ -67,8 +69,17 @@ export interface SerializedError {
   readonly code: ErrorCode;
   readonly message: string;
   readonly retryable: boolean;
+  /** Rows the failed work had already committed (a ranged incremental run's finished chunks). */
+  readonly committedRows?: number;
+}
+
+/** Rows committed before `err` was thrown, when the thrower recorded them. */
+export function committedRows(err: unknown): number | undefined {
+  const n = err instanceof Error ? (err as { committedRows?: unknown }).committedRows : undefined;
+  return typeof n === 'number' ? n : undefined;
 }
 
 export function serializeError(err: unknown, retryable = false): SerializedError {
-  return { name: err instanceof Error ? err.name : 'Error', code: errorCode(err), message: errorChain(err), retryable };
+  const rows = committedRows(err);
+  return { name: err instanceof Error ? err.name : 'Error', code: errorCode(err), message: errorChain(err), retryable, ...(rows !== undefined ? { committedRows: rows } : {}) };
 }

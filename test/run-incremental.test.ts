@@ -189,7 +189,7 @@ describe('A17 chunk failure on postgres', () => {
     const r = await build('run', dir, ...pgWh.args, '-s', 'orders_inc', '--vars', '{"boom": true}', '--range', '2024-01-01,2024-04-01,1mo', '-d');
     assert.equal(r.code, 1, r.err);
     const message =
-      "build[orders_inc]: chunk 2 failed ([2024-02-01T00:00:00Z, 2024-03-01T00:00:00Z)): could not create temp table for incremental merge on 'orders_inc': division by zero";
+      "build[orders_inc]: chunk 2 failed ([2024-02-01T00:00:00Z, 2024-03-01T00:00:00Z)); resume with --range '2024-02-01T00:00:00Z,2024-04-01T00:00:00Z,1mo': could not create temp table for incremental merge on 'orders_inc': division by zero";
     assert.equal(r.out, `Errors:\n  - a17.orders_inc:\n      ${message}\n`);
     assert.ok(r.err.includes(`fatal: build execution failed: build completed with 1 error(s): a17.orders_inc: ${message}\n`), r.err);
     const lines = logLines(r.err).map((l) => l.replace(/^\S+ \S+ /, ''));
@@ -203,6 +203,12 @@ describe('A17 chunk failure on postgres', () => {
         'DBG          chunk 2/3  updated_at=[2024-02-01T00:00:00Z, 2024-03-01T00:00:00Z)   FAIL',
       ],
     );
+    // The record reports the rows chunk 1 merged (January: ids 1, 2), not 0.
+    const json = await build('run', dir, ...pgWh.args, '-s', 'orders_inc', '--vars', '{"boom": true}', '--range', '2024-01-01,2024-04-01,1mo', '--json');
+    assert.equal(json.code, 1);
+    const failed = record(json, 'a17.orders_inc');
+    assert.deepEqual([failed.status, failed.rows, failed.error], ['error', 2, message]);
+    assert.equal(payload(json).rows, 2);
     // January (ids 1, 2) merged with x = 1 / (1 - 2) = -1; February and later untouched.
     assert.deepEqual(
       (await pgWh.query(dir, 'select id, x from a17.orders_inc order by id')).map((row) => `${row.id}:${row.x}`),

@@ -93,7 +93,13 @@ export async function runIncremental(task: ModelTask, session: TargetSession, en
       const step = settings.range.step ? `,${settings.range.step.text}` : '';
       logger.log('info', `▶ chunk ${i + 1}/${windows.length} failed — resume with:`);
       logger.log('info', `  service build run --range '${lower},${lastUpper}${step}' -s ${name}`);
-      throw new EngineError('node', `build[${name}]: chunk ${i + 1} failed ([${lower}, ${unquote(w.upper ?? '')})): ${errorChain(err)}`);
+      const failed = new EngineError(
+        'node',
+        // The record keeps the error, so it names where to resume too (the hint lines are only in the log).
+        `build[${name}]: chunk ${i + 1} failed ([${lower}, ${unquote(w.upper ?? '')})); resume with --range '${lower},${lastUpper}${step}': ${errorChain(err)}`,
+      );
+      failed.committedRows = rows; // chunks 1..i stay committed: the record reports their rows
+      throw failed;
     }
   }
   await save(maxLiteral(task, session));
