@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { ExecutionService } from '../actors/daemon/executions.js';
 import { GitPoller } from '../actors/daemon/git-poller.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
@@ -17,6 +18,7 @@ import { TaskPool } from '../actors/pool.js';
 import { readEnvFile } from '../engine/connections/index.js';
 import { cachedConnections } from '../engine/connections/registry-cache.js';
 import { errorChain } from '../engine/errors.js';
+import { sweepStagingFiles } from '../engine/files/sweep-staging.js';
 import { GitSync } from '../engine/git/index.js';
 import { homeEnvVars } from '../engine/home-env.js';
 import { batchedWriter, streamLogger, type Logger } from '../engine/log.js';
@@ -26,6 +28,7 @@ import { lockDataDir } from '../engine/state/daemon-lock.js';
 import { openStateStore, parseStateLocation } from '../engine/state/open-state-store.js';
 import type { StateStore } from '../engine/state/store.js';
 import { createApp } from '../http/app.js';
+import { installClientErrorHandler } from '../http/client-error.js';
 import { gitRoutes } from '../http/routes/git.js';
 import { apiRoutes } from '../http/routes/index.js';
 import { parseServeFlags, type DaemonFlags } from './daemon-flags.js';
@@ -56,8 +59,20 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   const owner = `daemon-${hostname()}-${createHash('sha256').update(flags.dataDir).digest('hex').slice(0, 12)}`;
   const registries = cachedConnections();
   const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
-  const projects = new ProjectService({ dataDir: flags.dataDir, store, connections });
   const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1 });
+  // Large job-file validations get a thread of their own: behind long-running execution tasks
+  // in the main pool, a save would wait for a query to end. Started on first use.
+  let validator: TaskPool | undefined;
+  const validationPool = () => (validator ??= new TaskPool({ maxThreads: 1, minThreads: 0, idleTimeout: 60_000 }));
+  const projects = new ProjectService({
+    dataDir: flags.dataDir,
+    store,
+    connections,
+    validateOffThread: (projectId, name, content) => {
+      const paths = projectPaths(flags.dataDir, projectId);
+      return validationPool().run({ type: 'jobfile.validate', name, content, root: paths.files, envFile: paths.envFile });
+    },
+  });
   const lines = lineRouter();
   const executions = new ExecutionService({
     store,
@@ -79,6 +94,8 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
       return (name) => projectEnv[name] ?? hostEnv[name] ?? (process.env[name] || undefined);
     },
   });
+  const swept = await sweepStagingFiles(join(flags.dataDir, 'projects'));
+  if (swept > 0) logger.log('warn', `removed ${swept} staging file(s) left by an interrupted write`);
   const interrupted = await executions.recover();
   if (interrupted.length > 0) logger.log('warn', `marked ${interrupted.length} execution(s) interrupted: the daemon stopped while they were running`);
   const scheduler = new Scheduler({ store, logger, run: (job) => executions.requestRun(job, {}, 'schedule') });
@@ -86,6 +103,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options) });
   const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) }), projectForDigest: (d) => store.projectIdForToken(d), logger });
   const server = createServer(app.callback());
+  installClientErrorHandler(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(flags.port, flags.host, () => resolve());
@@ -111,6 +129,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
         await executions.shutdown(immediate ? 0 : flags.gracePeriodMs);
         await closed;
         await pool.destroy();
+        await validator?.destroy();
         lines.close();
         await store.close();
         lock.release();

@@ -54,6 +54,10 @@ export function createApp(opts: AppOptions): Koa {
       if (e.status >= 500) opts.logger.log('error', `request ${requestId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       ctx.status = e.status;
       ctx.body = { error: e.message, code: e.code, ...(e.extra ?? {}) };
+      if (e.options.closeConnection) {
+        ctx.set('Connection', 'close');
+        ctx.res.once('finish', () => ctx.req.socket.destroySoon());
+      }
     } finally {
       ctx.type = 'application/json; charset=utf-8';
       const ms = (performance.now() - started).toFixed(1);

@@ -10,10 +10,32 @@ import type { Context } from 'koa';
 import { badRequest, HttpError } from './http-error.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Deepest nesting of arrays/objects a request body may have; no API field needs more than a few levels. */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * Depth of nested arrays/objects, without recursion (a recursive walk — or a
+ * validator's — overflows the stack on a few thousand levels). Stops early.
+ */
+export function exceedsDepth(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, d + 1]);
+  }
+  return false;
+}
+
+function tooLarge(): HttpError {
+  // The rest of the body is never read: the connection closes after this answer.
+  return new HttpError(413, 'payload_too_large', 'request body exceeds 1 MiB', undefined, { closeConnection: true });
+}
 
 export async function readJsonBody(ctx: Context): Promise<Record<string, unknown>> {
   const declared = Number(ctx.get('content-length') || '0');
-  if (declared > MAX_BODY_BYTES) throw new HttpError(413, 'payload_too_large', 'request body exceeds 1 MiB');
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
   const text = (await readBody(ctx.req)).toString('utf8');
   if (text.trim() === '') return {};
   const type = (ctx.get('content-type') || '').split(';')[0]!.trim().toLowerCase();
@@ -25,13 +47,15 @@ export async function readJsonBody(ctx: Context): Promise<Record<string, unknown
     throw badRequest('request body is not valid JSON');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('request body must be a JSON object');
+  if (exceedsDepth(value, MAX_BODY_DEPTH)) throw badRequest(`request body is nested too deeply (more than ${MAX_BODY_DEPTH} levels of arrays and objects)`);
   return value as Record<string, unknown>;
 }
 
 /**
  * The raw body, by 'data' events (an async iterator costs a few promises per
- * chunk). Over 1 MiB → 413; the request is then destroyed, as leaving a
- * `for await` loop over it would.
+ * chunk). Over 1 MiB → 413: reading stops and the connection is closed once
+ * that answer is written (destroying the socket here would reset the
+ * connection before the client sees any answer).
  */
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -47,8 +71,8 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
         cleanup();
-        req.destroy();
-        reject(new HttpError(413, 'payload_too_large', 'request body exceeds 1 MiB'));
+        req.pause();
+        reject(tooLarge());
         return;
       }
       chunks.push(chunk);

@@ -14,6 +14,8 @@ export class HttpError extends Error {
     readonly code: ApiCode,
     message: string,
     readonly extra?: Readonly<Record<string, unknown>>,
+    /** closeConnection: answer with `Connection: close` and close the socket after the response. */
+    readonly options: { readonly closeConnection?: boolean } = {},
   ) {
     super(message);
     this.name = 'HttpError';

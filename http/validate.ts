@@ -26,10 +26,34 @@ function dropNulls(value: unknown): unknown {
   return value;
 }
 
+const unprintable = (v: object) =>
+  ['toString', 'valueOf'].some((key) => Object.hasOwn(v, key) && typeof (v as Record<string, unknown>)[key] !== 'function');
+
+/**
+ * A copy of `value` where every object whose own `toString` or `valueOf` is
+ * not a function (`{"toString": "x"}`) is an empty object: superstruct's
+ * failure printer cannot turn such a value into text and throws instead of
+ * reporting the problem. The JSON type stays the same, so the copy fails with
+ * the message the original deserves (`field "name" must be a string`).
+ * Depth is capped before validation, so recursion is safe here.
+ */
+function printable(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(printable);
+  if (unprintable(value)) return {};
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, printable(v)]));
+}
+
 /** Validates `body` against `schema`; throws 400 with the first problem's message. */
 export function validateBody<T>(body: unknown, schema: Struct<T, unknown>): T {
   const clean = dropNulls(body);
-  const [err, value] = validate(clean, schema, { coerce: true });
+  let result: ReturnType<typeof validate<T, unknown>>;
+  try {
+    result = validate(clean, schema, { coerce: true });
+  } catch {
+    result = validate(printable(clean), schema, { coerce: true });
+  }
+  const [err, value] = result;
   if (!err) return value as T;
   const failures = err.failures();
   const path = (p: readonly (string | number)[]) => p.map(String).join('.');

@@ -19,6 +19,7 @@ const loaders = {
   'query.run': async () => (await near<typeof import('./query-run.js')>('./query-run.js')).queryRun,
   'replication.stream': async () => (await near<typeof import('./replication-stream.js')>('./replication-stream.js')).replicationStream,
   'bench.task': async () => (await near<typeof import('./bench-task.js')>('./bench-task.js')).benchTask,
+  'jobfile.validate': async () => (await near<typeof import('./validate-job-file.js')>('./validate-job-file.js')).validateJobFileTask,
   ping: async () => (await near<typeof import('./ping.js')>('./ping.js')).ping,
   sleep: async () => (await near<typeof import('./sleep.js')>('./sleep.js')).sleep,
 } satisfies Record<string, () => Promise<TaskHandler<any, unknown>>>;

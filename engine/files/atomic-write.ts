@@ -18,7 +18,7 @@ import { chmod, rm, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-const TEMP_PREFIX = '.service-tmp-';
+import { STAGING_PREFIX as TEMP_PREFIX } from './file-name.js';
 const TEMP_NAME = /^\.service-tmp-[0-9a-f]{24}$/;
 
 /** True for a base name written by writeFileAtomic as its temporary file. */

@@ -10,6 +10,8 @@ import { lstatSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../errors.js';
 
+/** Prefix of the temporary files writes are staged in (engine/files/atomic-write.ts). */
+export const STAGING_PREFIX = '.service-tmp-';
 const MAX_NAME_BYTES = 1024;
 const MAX_SEGMENT_BYTES = 255;
 /** Same bound as the kernel's MAXSYMLINKS: a longer chain is treated as a loop. */
@@ -31,7 +33,10 @@ export function fileNameProblem(name: string): string | null {
   if (name.includes('\0')) return 'invalid file name: NUL bytes are not allowed';
   if (name.includes('\\')) return invalid(name, 'backslashes are not allowed');
   if (segments.some((s) => s === '' || s === '.')) return invalid(name, 'empty or "." segments are not allowed');
-  if (segments.includes('.git')) return invalid(name, '".git" segments are not allowed');
+  // Case-insensitive: on a case-insensitive file system (or a checkout copied to one) `.GIT` is `.git`.
+  if (segments.some((s) => s.toLowerCase() === '.git')) return invalid(name, '".git" segments are not allowed');
+  // The service stages every write as `.service-tmp-…` beside its target and sweeps such files at start.
+  if (segments.some((s) => s.startsWith(STAGING_PREFIX))) return invalid(name, `"${STAGING_PREFIX}" names are reserved for the service's temporary files`);
   return null;
 }
 

@@ -9,7 +9,7 @@ import { ExpressionError, parseExpression } from './expression.js';
 import type { Scope } from './fields.js';
 import { checkProjectFile, fileRefPath } from './file-ref.js';
 import type { PathSeg } from './problem.js';
-import { templateParts } from './template.js';
+import { MAX_EXPRESSION_LENGTH, templateParts } from './template.js';
 import type { YNode } from './yaml-tree.js';
 
 function report(s: Scope, err: unknown, path: readonly PathSeg[], offset: number): void {
@@ -19,6 +19,10 @@ function report(s: Scope, err: unknown, path: readonly PathSeg[], offset: number
 
 /** Parses `text` as one expression; reports and returns false when it does not parse. */
 export function checkExpression(s: Scope, text: string, path: readonly PathSeg[], offset: number): boolean {
+  if (text.length > MAX_EXPRESSION_LENGTH) {
+    s.problems.add(path, `expression is ${text.length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}`, offset);
+    return false;
+  }
   try {
     parseExpression(text);
     return true;

@@ -67,9 +67,13 @@ function nodeOffset(node: unknown, fallback: number): number {
   return range ? range[0] : fallback;
 }
 
+/** Deepest nesting of mappings and sequences a job file may have (real ones use fewer than 10). */
+export const MAX_YAML_DEPTH = 100;
+
 class Converter {
   private nodes = 0;
   private overBudget = false;
+  private tooDeep = false;
   private readonly expanding = new Set<Node>();
 
   constructor(
@@ -85,6 +89,11 @@ class Converter {
       return { kind: 'scalar', value: null, offset: fallback, empty: true };
     }
     if (isAlias(node)) return this.alias(node, path, fallback);
+    if ((isMap(node) || isSeq(node)) && path.length >= MAX_YAML_DEPTH) {
+      if (!this.tooDeep) this.problems.add('', `YAML nesting is too deep (more than ${MAX_YAML_DEPTH} levels of mappings and sequences)`, nodeOffset(node, fallback));
+      this.tooDeep = true;
+      return { kind: 'scalar', value: null, offset: fallback, empty: true };
+    }
     if (isMap(node)) {
       const entries: YEntry[] = [];
       const seen = new Set<string>();
@@ -141,7 +150,11 @@ export function parseYaml(text: string): ParsedYaml {
   const docs = parseAllDocuments(text, { uniqueKeys: false, prettyErrors: false, version: '1.2', merge: false });
   const syntax = new ProblemList(lineOf);
   for (const doc of docs) {
-    for (const err of doc.errors) syntax.add('', err.message.split('\n')[0]!.replace(/:\s*$/, ''), err.pos[0]);
+    for (const err of doc.errors) {
+      const text = err.message.split('\n')[0]!.replace(/:\s*$/, '');
+      // The parser itself recurses per level: past a few thousand levels it runs out of stack.
+      syntax.add('', /Maximum call stack size exceeded/.test(text) ? `YAML nesting is too deep (more than ${MAX_YAML_DEPTH} levels of mappings and sequences)` : text, err.pos[0]);
+    }
   }
   const base = { documentCount: docs.length, structureProblems, lineOf };
   if (syntax.size > 0) return { ...base, syntaxProblems: syntax.list() };

@@ -17,7 +17,7 @@ import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
 import { classifyContent, isRejected, kindLabel, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
 import { activeExecutions, badRequest, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
-import { validationContext, type ProjectScope } from './project-scope.js';
+import { validateForSave, validationContext, type ProjectScope } from './project-scope.js';
 
 export interface SaveFileResult {
   readonly file: ProjectFile;
@@ -72,7 +72,7 @@ export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveF
   const abs = p.tree.resolve(name);
   if (input.is_dir === true) return { file: await p.tree.save(input) };
   const content = decodeBody(input.body ?? '', input.encoding);
-  const checked = validateContent(name, content, validationContext(p));
+  const checked = await validateForSave(p, name, content);
   if (isRejected(checked)) throw new InvalidJobFileError(name, checked.problems);
   const kind = checked.kind as JobKind | null;
   const staging = p.tree.stage(name, content, abs);

@@ -60,7 +60,7 @@ export function validateContent(name: string, content: Buffer | string, ctx: Job
 }
 
 /** True when validation found a job file that may not be saved (422). */
-export function isRejected(v: JobFileValidation): boolean {
+export function isRejected(v: Pick<JobFileValidation, 'kind' | 'problems'>): boolean {
   return v.kind === 'invalid-yaml' || (v.kind !== null && v.problems.length > 0);
 }
 

@@ -5,9 +5,10 @@
  */
 import type { ConnectionRegistry } from '../connections/index.js';
 import type { ProjectTree } from '../files/project-tree.js';
-import type { JobFileContext } from '../jobs/index.js';
+import { isUtf8 } from 'node:buffer';
+import type { JobFileContext, JobFileValidation } from '../jobs/index.js';
 import type { StateStore } from '../state/store.js';
-import { jobFileContext } from './job-files.js';
+import { jobFileContext, validateContent } from './job-files.js';
 
 export interface ProjectScope {
   readonly projectId: string;
@@ -15,6 +16,17 @@ export interface ProjectScope {
   readonly store: StateStore;
   readonly connections: () => ConnectionRegistry;
   readonly now: () => Date;
+  /** Validates a large job file off the event loop (the daemon's worker pool); absent: in-thread. */
+  readonly validateOffThread?: (name: string, content: string) => Promise<Pick<JobFileValidation, 'kind' | 'problems'>>;
+}
+
+/** Job files at least this large are validated off the event loop when the host can. */
+export const OFF_THREAD_VALIDATION_BYTES = 64 * 1024;
+
+/** Validation of content about to be saved: in-thread when small, on a worker when large. */
+export async function validateForSave(p: ProjectScope, name: string, content: Buffer): Promise<Pick<JobFileValidation, 'kind' | 'problems'>> {
+  if (p.validateOffThread && content.length >= OFF_THREAD_VALIDATION_BYTES && isUtf8(content)) return p.validateOffThread(name, content.toString('utf8'));
+  return validateContent(name, content, validationContext(p));
 }
 
 export function validationContext(p: ProjectScope): JobFileContext {

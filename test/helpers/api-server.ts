@@ -23,6 +23,7 @@ import { sha256hex } from '../../engine/state/ids.js';
 import { openSqliteStore } from '../../engine/state/sqlite-store.js';
 import type { StateStore } from '../../engine/state/store.js';
 import { createApp } from '../../http/app.js';
+import { installClientErrorHandler } from '../../http/client-error.js';
 import { gitRoutes } from '../../http/routes/git.js';
 import { apiRoutes } from '../../http/routes/index.js';
 
@@ -58,6 +59,8 @@ export interface ApiServer {
   /** The git pull behind `POST /project/git/pull` (as the daemon wires it). */
   readonly git: GitSync;
   readonly logs: string[];
+  /** Names of the files whose save-time validation ran on a worker thread. */
+  readonly offThreadValidations: string[];
   request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', pathAndQuery: string, options?: RequestOptions): Promise<ApiResponse>;
   close(): Promise<void>;
 }
@@ -98,8 +101,18 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const connections = (projectId: string) => loadConnections({ projectEnvFile: projectPaths(dataDir, projectId).envFile, env, cwd: base });
   const logs: string[] = [];
   const logger: Logger = { log: (level, message) => void logs.push(`${level} ${message}`), enabled: () => true };
-  const projects = new ProjectService({ dataDir, store, connections });
   const pool = new TaskPool({ maxThreads: 2, minThreads: 0 });
+  const offThread: string[] = [];
+  const projects = new ProjectService({
+    dataDir,
+    store,
+    connections,
+    validateOffThread: (projectId, name, content) => {
+      offThread.push(name);
+      const paths = projectPaths(dataDir, projectId);
+      return pool.run({ type: 'jobfile.validate', name, content, root: paths.files, envFile: paths.envFile });
+    },
+  });
   const lines = lineRouter();
   const executions = new ExecutionService({
     store,
@@ -124,6 +137,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     logger,
   });
   const server = http.createServer(app.callback());
+  installClientErrorHandler(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -151,6 +165,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     executions,
     git,
     logs,
+    offThreadValidations: offThread,
     request,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
