@@ -28,6 +28,8 @@ export interface BuildExecutionOptions {
   readonly logLevel: Level;
   /** SERVICE_STATE location for incremental watermarks. */
   readonly state?: string;
+  /** Suffix of this run's temporary tables; random unless an execution names it (engine/targets/temp-sweep.ts). */
+  readonly runId?: string;
   readonly hooks?: ModelHooks;
   /** A target opened ahead of the run (borrowed, see RunnerInput.ahead). */
   readonly ahead?: TargetAhead;
@@ -70,7 +72,7 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
     {
       nodes,
       connection: p.connection!,
-      settings: { runId: newRunId(), targetName: p.targetName, fullRefresh: o.fullRefresh, range: o.range, state: o.state },
+      settings: { runId: o.runId ?? newRunId(), targetName: p.targetName, fullRefresh: o.fullRefresh, range: o.range, state: o.state },
       threads: Math.min(o.threads, Math.max(1, nodes.length)),
       failFast: o.failFast,
       schemas: [...schemas.values()],

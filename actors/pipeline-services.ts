@@ -83,6 +83,8 @@ export interface BuildServiceDeps {
   readonly pipeline: PipelineOptions;
   /** SERVICE_STATE location for incremental watermarks. */
   readonly state?: string;
+  /** Temp-table suffix of the execution's builds (engine/targets/temp-sweep.ts). */
+  readonly runId?: string;
   /** `${NAME}` in model hooks, after the step's `env`. */
   readonly vars?: VarLookup;
 }
@@ -137,6 +139,7 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
         logger,
         logLevel: 'info',
         ...(deps.state ? { state: deps.state } : {}),
+        ...(deps.runId ? { runId: deps.runId } : {}),
         hooks,
         beforeStart: ({ actor }) => {
           actorCancel = () => actor.cancel();

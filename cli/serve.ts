@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { ExecutionService } from '../actors/daemon/executions.js';
 import { GitPoller } from '../actors/daemon/git-poller.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
+import { cleanUpInterrupted } from '../actors/daemon/recovery-cleanup.js';
 import { Scheduler } from '../actors/daemon/scheduler.js';
 import { TaskPool } from '../actors/pool.js';
 import { readEnvFile } from '../engine/connections/index.js';
@@ -97,7 +98,11 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   const swept = await sweepStagingFiles(join(flags.dataDir, 'projects'));
   if (swept > 0) logger.log('warn', `removed ${swept} staging file(s) left by an interrupted write`);
   const interrupted = await executions.recover();
-  if (interrupted.length > 0) logger.log('warn', `marked ${interrupted.length} execution(s) interrupted: the daemon stopped while they were running`);
+  if (interrupted.length > 0) {
+    logger.log('warn', `marked ${interrupted.length} execution(s) interrupted: the daemon stopped while they were running`);
+    const records = (await Promise.all(interrupted.map((id) => store.findExecution(id)))).filter((e) => e !== undefined);
+    await cleanUpInterrupted(records, connections, logger);
+  }
   const scheduler = new Scheduler({ store, logger, run: (job) => executions.requestRun(job, {}, 'schedule') });
   const git = new GitSync({ dataDir: flags.dataDir, store, scope: (id) => projects.scope(id), logger });
   const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options) });

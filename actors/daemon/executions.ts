@@ -10,6 +10,7 @@
  *   queued → cancelled | skipped;  running → interrupted (only at start)
  */
 import { registryAtWorkingDir, type ConnectionRegistry } from '../../engine/connections/index.js';
+import { registryWithSessionTag, sessionTag } from '../../engine/targets/session-tag.js';
 import { EngineError, errorChain } from '../../engine/errors.js';
 import type { Logger } from '../../engine/log.js';
 import type { ExecutionRecord, ExecutionStatus, JobRecord, StateStore, Trigger } from '../../engine/state/store.js';
@@ -182,7 +183,7 @@ export class ExecutionService {
       pool: this.#deps.pool,
       lines: this.#deps.lines,
       logger: this.#deps.logger,
-      connections: root === undefined ? registry : registryAtWorkingDir(registry, root),
+      connections: registryWithSessionTag(root === undefined ? registry : registryAtWorkingDir(registry, root), sessionTag(exec.exec_id)),
       lookup: this.#lookup(exec, job),
       projectRoot: root,
       allowCommandSteps: this.#deps.allowCommandSteps ?? false,

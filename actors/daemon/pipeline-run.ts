@@ -19,6 +19,7 @@ import type { PipelineOptions, PipelineServices, StepSink } from '../../engine/p
 import { EngineError } from '../../engine/errors.js';
 import type { ExecutionRecord, JobRecord, JsonObject, StateStore } from '../../engine/state/store.js';
 import { queryOnConnection, runBuildStep } from '../pipeline-services.js';
+import { buildRunId } from '../../engine/targets/temp-sweep.js';
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
 import { loadReplicationFile, runReplicationFile } from './replication-work.js';
@@ -149,7 +150,7 @@ export async function runPipelineExecution(file: PipelineFile, ctx: PipelineRunC
       : undefined);
   const services: PipelineServices = {
     query: queryOnConnection,
-    build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup }),
+    build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup, runId: buildRunId(exec.exec_id) }),
     ...(replication ? { replication } : {}),
   };
   const options: PipelineOptions = {

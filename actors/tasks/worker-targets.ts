@@ -14,10 +14,12 @@ const targets = new Map<string, Target>();
 const poolSize = (workerData as PoolWorkerData | undefined)?.concurrentTasks ?? 1;
 
 export function targetFor(connection: Connection): Target {
-  const key = JSON.stringify(connection);
+  // One pool per database, whichever execution asks: the session tag is set per session.
+  const untagged = connection.type === 'postgres' && connection.sessionTag !== undefined ? { ...connection, sessionTag: undefined } : connection;
+  const key = JSON.stringify(untagged);
   let t = targets.get(key);
   if (!t) {
-    t = openTarget(connection, { poolSize });
+    t = openTarget(untagged, { poolSize });
     targets.set(key, t);
   }
   return t;
@@ -25,5 +27,5 @@ export function targetFor(connection: Connection): Target {
 
 /** Runs `work` on a fresh session of the connection's cached target (engine/targets/cancellable-session.ts). */
 export function withCancellableSession<T>(connection: Connection, signal: AbortSignal, work: (session: TargetSession) => Promise<T>): Promise<T> {
-  return withTargetSession(targetFor(connection), signal, work);
+  return withTargetSession(targetFor(connection), signal, work, connection.type === 'postgres' ? connection.sessionTag : undefined);
 }

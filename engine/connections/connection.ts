@@ -36,6 +36,12 @@ export interface PostgresConnection extends ConnectionBase {
   readonly sslmode: SslMode;
   /** Default schema (`target.schema`); `public` unless declared. */
   readonly schema: string;
+  /**
+   * `application_name` of this connection's sessions: the daemon tags every session of an
+   * execution with its id (engine/targets/session-tag.ts) so the backends of an execution
+   * interrupted by a crash can be found and terminated. Not part of the user's definition.
+   */
+  readonly sessionTag?: string;
 }
 
 export interface DuckDbConnection extends ConnectionBase {

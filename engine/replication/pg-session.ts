@@ -14,9 +14,9 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { PostgresConnection } from '../connections/connection.js';
 import { redact } from '../connections/redact.js';
 import { EngineError } from '../errors.js';
-import { clientConfig } from '../targets/postgres/target.js';
+import { clientConfig, CONNECTION_CHECK } from '../targets/postgres/target.js';
 
-const SESSION_SETTINGS = "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1";
+const SESSION_SETTINGS = `SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1; ${CONNECTION_CHECK}`;
 
 export class PgSession {
   #cancelRequested = false;

@@ -6,6 +6,7 @@
  * that depend on the connections' kinds. A stream that cannot run keeps its
  * task and carries the reason in `error`, so only that task fails.
  */
+import { replicationRunId } from '../targets/temp-sweep.js';
 import type { Connection } from '../connections/connection.js';
 import { EngineError } from '../errors.js';
 import { fileRefPath } from '../jobs/file-ref.js';
@@ -136,7 +137,7 @@ function planOne(s: ExpandedStream, index: number, o: PlanOptions): StreamPlan {
     sourceOptions: {} as SourceOptions,
     targetOptions: {} as TargetOptions,
     loadedAt: o.start.toISOString(),
-    runId: `${o.execId.slice(-6).toLowerCase()}${index + 1}`,
+    runId: replicationRunId(o.execId, index),
     disabled: eff.disabled === true,
   };
   let object: string | null = null;

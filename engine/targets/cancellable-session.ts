@@ -7,13 +7,16 @@
  * through here.
  */
 import { EngineError } from '../errors.js';
+import { quoteString } from './literal.js';
 import type { Target, TargetSession } from './target.js';
 
 const cancelled = () => new EngineError('cancelled', 'cancelled');
 
-export async function withCancellableSession<T>(target: Target, signal: AbortSignal | undefined, work: (session: TargetSession) => Promise<T>): Promise<T> {
+export async function withCancellableSession<T>(target: Target, signal: AbortSignal | undefined, work: (session: TargetSession) => Promise<T>, tag?: string): Promise<T> {
   if (signal?.aborted) throw cancelled();
   const session = await target.open();
+  // A pooled session shared by many executions carries the tag only while it works for this one.
+  if (tag !== undefined && target.type === 'postgres') await session.exec(`SET application_name = ${quoteString(tag)}`);
   // An abort that landed while connecting has already fired: the listener below would never run.
   if (signal?.aborted) {
     await session.close().catch(() => {});
@@ -28,6 +31,7 @@ export async function withCancellableSession<T>(target: Target, signal: AbortSig
     throw err;
   } finally {
     signal?.removeEventListener('abort', onAbort);
+    if (tag !== undefined && target.type === 'postgres') await session.exec('RESET application_name').catch(() => {});
     await session.close().catch(() => {});
   }
 }

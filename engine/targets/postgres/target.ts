@@ -43,6 +43,15 @@ function sslConfig(mode: PostgresConnection['sslmode']): pg.ClientConfig['ssl'] 
   }
 }
 
+/**
+ * Run once per new connection: on PostgreSQL 14+ the server checks every 5 s
+ * whether the client is still there while a query runs, so a statement of a
+ * client that died (a daemon killed with kill -9) is aborted instead of
+ * running to its end. Older servers lack the setting; the CASE skips it.
+ */
+export const CONNECTION_CHECK =
+  "SELECT CASE WHEN current_setting('server_version_num')::int >= 140000 THEN set_config('client_connection_check_interval', '5s', false) END";
+
 export function clientConfig(conn: PostgresConnection, connectTimeoutMs = 10_000): pg.ClientConfig {
   return {
     host: conn.host,
@@ -51,8 +60,11 @@ export function clientConfig(conn: PostgresConnection, connectTimeoutMs = 10_000
     ...(conn.password !== undefined ? { password: conn.password } : {}),
     database: conn.database,
     ssl: sslConfig(conn.sslmode),
-    application_name: 'service',
+    application_name: conn.sessionTag ?? 'service',
     connectionTimeoutMillis: connectTimeoutMs,
+    // A peer that vanished without closing the connection is noticed by TCP keepalive.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
 }
 
@@ -111,6 +123,7 @@ class PostgresTarget implements Target {
     this.pool.on('error', () => {
       // An idle client lost its connection; the pool discards it and the next open() reconnects.
     });
+    this.pool.on('connect', (client) => void client.query(CONNECTION_CHECK).catch(() => {}));
     this.control = new ControlConnection(config);
   }
 
