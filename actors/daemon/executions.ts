@@ -173,6 +173,34 @@ export class ExecutionService {
     const runner = kindRunner(loaded.file.kind);
     if (!runner) return this.#finish(exec, 'error', `${loaded.file.kind} jobs cannot run yet in this version`);
     const job = await store.getJob(exec.project_id, exec.job_id);
+    // config.timeout: past it the execution is stopped like a cancel (statements cancelled in the
+    // database) but ends in `error`; the store keeps the first terminal status it is given.
+    const limit = job?.config.timeout ?? 0;
+    const timer = limit > 0 ? setTimeout(() => void this.#timeOut(entry, limit), limit * 1000) : undefined;
+    try {
+      await this.#execute(entry, loaded, runner, job);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #timeOut(entry: Running, seconds: number): Promise<void> {
+    const { store, logger } = this.#deps;
+    const t = now();
+    try {
+      const changed = await store.updateExecution(entry.exec.exec_id, { status: 'error', error: `execution timed out after ${seconds} s`, end_time: t });
+      if (!changed) return; // it ended meanwhile
+      await store.finishActive(entry.exec.exec_id, 'cancelled', t);
+      logger.log('warn', `execution ${entry.exec.exec_id} timed out after ${seconds} s: stopping its work`);
+      entry.stop?.();
+    } catch (err) {
+      logger.log('error', `execution ${entry.exec.exec_id}: could not stop it at its timeout: ${errorChain(err)}`);
+    }
+  }
+
+  async #execute(entry: Running, loaded: LoadedJobFile & { ok: true }, runner: NonNullable<ReturnType<typeof kindRunner>>, job: JobRecord | undefined): Promise<void> {
+    const { store } = this.#deps;
+    const exec = entry.exec;
     // A job's working directory is its project root: relative duckdb:// paths resolve there.
     const root = this.#deps.projectRoot?.(exec.project_id);
     const registry = this.#deps.connections(exec.project_id);
