@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
+import { duckdbCatalogName } from '../targets/duckdb/catalog.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
@@ -104,7 +105,8 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
       targetType = connection.type as TargetType;
     }
   }
-  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh });
+  const catalog = connection?.type === 'duckdb' ? duckdbCatalogName(connection.path) : undefined;
+  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, ...(catalog ? { catalog } : {}) });
   return { root: project.root, compiled, targetName, connection };
 }
 
@@ -160,3 +162,4 @@ export function prepareSubProjects(req: BuildRequest, root: string, children: re
     }
   });
 }
+

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import type { DataTest } from '../project/data-tests.js';
 import type { ModelSource, Project, SeedSource } from '../project/load.js';
 import type { ModelConfig } from '../project/model-config.js';
+import type { NodeName } from '../project/naming.js';
 import { suggestions } from '../suggest.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
 import { macroScopes } from './macros.js';
@@ -64,6 +65,28 @@ export interface CompileOptions {
   readonly stepEnv?: Readonly<Record<string, string>>;
   /** `--full-refresh`: every selected model's resolved mode is full-refresh (§5.5). */
   readonly fullRefresh?: boolean;
+  /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
+  readonly catalog?: string;
+}
+
+/**
+ * On DuckDB, `x.t` is ambiguous — and an error — when the database file is
+ * `x.duckdb` and a schema is named `x` too: such names get the catalog
+ * (`x.x.t`) in DDL and in rendered SQL. Their prod name (what references and
+ * selectors match) does not change.
+ */
+export function qualifyForCatalog(n: NodeName, catalog: string | undefined): NodeName {
+  if (catalog === undefined || n.database !== undefined || n.schema.toLowerCase() !== catalog.toLowerCase()) return n;
+  return { ...n, database: catalog, fullName: `${catalog}.${n.fullName}` };
+}
+
+function withCatalog(project: Project, catalog: string | undefined): Project {
+  if (catalog === undefined) return project;
+  return {
+    ...project,
+    models: project.models.map((m) => ({ ...m, naming: qualifyForCatalog(m.naming, catalog) })),
+    seeds: project.seeds.map((s) => ({ ...s, naming: qualifyForCatalog(s.naming, catalog) })),
+  };
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -76,7 +99,8 @@ export function compileProject(project: Project, opts: CompileOptions): Compiled
   }
 }
 
-function compileInner(project: Project, opts: CompileOptions): CompiledProject {
+function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
+  const project = withCatalog(loaded, opts.catalog);
   const index = new NodeIndex([
     ...project.models.map((m) => ({ name: m.name, kind: 'model' as const, file: m.file, naming: m.naming })),
     ...project.seeds.map((s) => ({ name: s.name, kind: 'seed' as const, file: s.file, naming: s.naming })),

@@ -18,6 +18,7 @@
  * a plan that needs one. Errors are redacted with both connections'
  * passwords before they leave.
  */
+import { qualifyDuckdbRelation } from '../targets/duckdb/catalog.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -115,14 +116,15 @@ async function intoTable(plan: StreamPlan, read: SourceRead, rt: StreamRuntime):
     });
   }
   const duck = target as DuckDbConnection;
-  if (source.type === 'duckdb' && source.path !== duck.path) return duckToOtherDuck(plan, read, source, duck, rel, rt);
+  const duckRel = qualifyDuckdbRelation(rel, duck.path);
+  if (source.type === 'duckdb' && source.path !== duck.path) return duckToOtherDuck(plan, read, source, duck, duckRel, rt);
   return duckRunner(rt)(duck.path, async (conn) => {
     const t = new DuckSession(conn, rt.signal);
     const table = duckTableTarget(t, log);
     if (source.type === 'postgres') {
-      return withPg(source, rt, async (s) => loadTable(table, await preparePgSource(s, plan, 'duckdb'), plan, rel, log));
+      return withPg(source, rt, async (s) => loadTable(table, await preparePgSource(s, plan, 'duckdb'), plan, duckRel, log));
     }
-    return loadTable(table, await prepareDuckSource(t, plan, duckFrom(read, plan.sourceOptions), 'duckdb'), plan, rel, log);
+    return loadTable(table, await prepareDuckSource(t, plan, duckFrom(read, plan.sourceOptions), 'duckdb'), plan, duckRel, log);
   });
 }
 
