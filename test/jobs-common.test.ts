@@ -96,7 +96,7 @@ test('unknown keys at every level are reported with their path and position', ()
     '      header: true',
     '      headers: true',
     '    target_options:',
-    '      batch_limit: 10',
+    '      add_new_columns: true',
     '      batchlimit: 10',
     '',
   ].join('\n');

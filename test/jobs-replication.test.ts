@@ -122,7 +122,7 @@ test('value types: boolean, integer, string, list', () => {
     'primary_key: {a: 1}',
     'description: 5',
     'source_options: {limit: 1.5, header: "true", delimiter: ";;"}',
-    'target_options: {batch_limit: 0}',
+    'target_options: {add_new_columns: 0}',
     'defaults: 1',
   ]);
   assert.deepEqual(problems(text), [
@@ -134,7 +134,7 @@ test('value types: boolean, integer, string, list', () => {
     ['streams["public.users"].source_options.limit', '"limit" must be an integer', 11, 29],
     ['streams["public.users"].source_options.header', '"header" must be a boolean', 11, 42],
     ['streams["public.users"].source_options.delimiter', '"delimiter" must be a single character', 11, 61],
-    ['streams["public.users"].target_options.batch_limit', '"batch_limit" must be a positive integer', 12, 35],
+    ['streams["public.users"].target_options.add_new_columns', '"add_new_columns" must be a boolean', 12, 39],
     ['streams["public.users"].defaults', 'unknown key "defaults"', 13, 5],
   ]);
   assert.deepEqual(problems('source: A\ntarget: B\ndefaults: [1]\nstreams:\n  a.b: {object: x.y}\nenv: {A: [1], B: 2, C: true}\n'), [
@@ -250,12 +250,12 @@ test('option enums list their values', () => {
 });
 
 test('target options follow the target kind when the target is defined', () => {
-  const text = (target: string): string => oneStream(['object: a.b', 'target_options: {file_max_rows: 10, batch_limit: 5}'], `source: WAREHOUSE\ntarget: ${target}\n`);
+  const text = (target: string): string => oneStream(['object: a.b', 'target_options: {file_max_rows: 10, add_new_columns: true}'], `source: WAREHOUSE\ntarget: ${target}\n`);
   assert.deepEqual(problems(text('LAKE'), ctx(CONNECTIONS)), [
     ['streams["public.users"].target_options.file_max_rows', 'unknown target option "file_max_rows"', 6, 22],
   ]);
   assert.deepEqual(problems(text('EXPORTS'), ctx(CONNECTIONS)), [
-    ['streams["public.users"].target_options.batch_limit', 'unknown target option "batch_limit"', 6, 41],
+    ['streams["public.users"].target_options.add_new_columns', 'unknown target option "add_new_columns"', 6, 41],
   ]);
   assert.deepEqual(problems(text('NOT_YET')), [], 'undefined target: both groups accepted');
 });
@@ -292,4 +292,18 @@ test('streamMatches: exact keys and wildcard keys (§4.13)', () => {
   assert.equal(streamMatches(prefixed, 'public.stg_orders'), true);
   assert.equal(streamMatches(prefixed, 'public.orders'), false);
   assert.equal(streamMatches(prefixed, 'publicXstg_orders'), false, 'the dot is literal');
+});
+
+test('options this version cannot honour are refused at save time, never accepted and ignored', () => {
+  const text = oneStream(['object: a.b', 'source_options: {flatten: true}', 'target_options: {adjust_column_type: true, batch_limit: 100}']);
+  assert.deepEqual(
+    problems(text).map(([path, message]) => [path, message]),
+    [
+      ['streams["public.users"].source_options.flatten', 'source_options.flatten is not supported by this version: nested JSON values are loaded as JSON columns; remove the key or set it to false'],
+      ['streams["public.users"].target_options.adjust_column_type', 'target_options.adjust_column_type is not supported by this version: existing column types are kept; remove the key or set it to false'],
+      ['streams["public.users"].target_options.batch_limit', 'target_options.batch_limit is not supported by this version: each stream is loaded as one COPY in one transaction; remove the key'],
+    ],
+  );
+  // Their "off" values are what this version does, so they are accepted.
+  assert.deepEqual(problems(oneStream(['object: a.b', 'source_options: {flatten: false}', 'target_options: {adjust_column_type: false}'])), []);
 });

@@ -80,7 +80,7 @@ test('plans: defaults merged, ${NAME} from run vars over the file env over the e
     'defaults:',
     "  object: '{target_schema}.{stream_table}'",
     '  where: "region = \'${REGION}\'"',
-    '  target_options: {batch_limit: 10}',
+    '  target_options: {pre_sql: "select 1"}',
     'streams:',
     '  public.a:',
     '    select: [-secret]',
@@ -109,7 +109,7 @@ test('plans: defaults merged, ${NAME} from run vars over the file env over the e
     ['public.d', 'main.d', 'full-refresh', "region = 'eu'", null, true],
   ]);
   assert.deepEqual(plans[0]!.select, ['-secret']);
-  assert.deepEqual(plans[0]!.targetOptions, { batch_limit: 10, column_casing: 'snake' });
+  assert.deepEqual(plans[0]!.targetOptions, { pre_sql: 'select 1', column_casing: 'snake' });
   assert.deepEqual(plans[2]!.range, ['2024-01-01', '2024-12-31']);
   const missing = planReplication({ file: f, source: PG, target: LAKE, streams, lookup: () => undefined, start: new Date(), execId: 'x', readProjectFile: () => '' });
   assert.deepEqual(missing.map((p) => p.error), ['variable REGION is not set', 'variable SCHEMA is not set', 'variable END is not set', 'variable REGION is not set']);

@@ -192,8 +192,6 @@ export async function runStream(plan: StreamPlan, rt: StreamRuntime): Promise<St
   if (plan.error !== undefined) throw new EngineError('node', plan.error);
   const started = Date.now();
   rt.log(`stream ${plan.streamName}: ${plan.source.name} → ${plan.target.name} ${plan.object ?? ''} (${plan.mode})`);
-  if (plan.targetOptions.adjust_column_type === true) rt.log('target_options.adjust_column_type is not supported yet: existing column types are kept');
-  if (plan.sourceOptions.flatten === true) rt.log('source_options.flatten is not supported yet: nested values are loaded as JSON');
   try {
     const picked = filesToRead(plan);
     if (picked === null) {
