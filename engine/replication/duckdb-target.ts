@@ -17,6 +17,7 @@ import type { Relation } from '../targets/target.js';
 import type { SourceColumn } from './column-types.js';
 import { loadCsvBatches } from './csv-batches.js';
 import type { DuckSession } from './duck-session.js';
+import { DUCKDB_MAX_LINE_BYTES, oversizedRowError } from './oversized-row.js';
 import type { Feed, LoadCount } from './feed.js';
 import { progressLog } from './progress.js';
 import { sqlString } from './source-query.js';
@@ -59,10 +60,14 @@ async function loadPgCsv(s: DuckSession, rel: Relation, columns: readonly LoadCo
       batchBytes: BATCH_BYTES,
       onBytes: (total) => progress(rows, total),
       load: async (file) => {
-        rows += await s.run(
-          `INSERT INTO ${quoteRelation(rel)} (${list}) SELECT ${select} FROM read_csv(${sqlString(file)}, columns = ${readColumns}, header = false, auto_detect = false, ` +
-            `delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, max_line_size = 16777216, buffer_size = 33554432)`,
-        );
+        try {
+          rows += await s.run(
+            `INSERT INTO ${quoteRelation(rel)} (${list}) SELECT ${select} FROM read_csv(${sqlString(file)}, columns = ${readColumns}, header = false, auto_detect = false, ` +
+              `delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, max_line_size = ${DUCKDB_MAX_LINE_BYTES}, buffer_size = 33554432)`,
+          );
+        } catch (err) {
+          throw (await oversizedRowError(err, file, rows, columns.map((c) => c.name))) ?? err;
+        }
       },
     });
     return { rows, bytes };
