@@ -13,6 +13,7 @@
  * (replication, monitor, query) or `steps` (pipeline). Exit 0 for success or
  * warning, 1 otherwise, 2 for a usage error. SIGINT cancels the execution.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -28,11 +29,12 @@ import { newDefaultJob } from '../engine/projects/default-job.js';
 import { jobFileContext, validateContent } from '../engine/projects/job-files.js';
 import { loadJobFile } from '../engine/projects/load-job-file.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
-import { isTerminalStatus, type ExecutionRecord, type StateStore, type StepRecord, type TaskRecord } from '../engine/state/store.js';
+import { isTerminalStatus, type ExecutionRecord, type JobRecord, type StateStore, type StepRecord, type TaskRecord } from '../engine/state/store.js';
+import type { JobKind } from '../engine/jobs/index.js';
 import { cliLogger } from './cli-logger.js';
 import type { Io } from './io.js';
 
-export const RUN_HELP = `Usage: service run <file> [--json] [--var K=V]... [--allow-command-steps]
+export const RUN_HELP = `Usage: service run <file> [--json] [--var K=V]... [--state FILE|URL] [--allow-command-steps]
 
 Runs a job file (replication, pipeline, monitor or query) on this machine, without a daemon.
 Connections: env.yaml beside the file, ~/.service/env.yaml, URL-valued environment variables.
@@ -40,6 +42,10 @@ Connections: env.yaml beside the file, ~/.service/env.yaml, URL-valued environme
 Flags:
   --json       print the execution (with its tasks or steps) as one JSON object on stdout
   --var K=V    a run variable for \${K} (repeatable)
+  --state FILE|URL
+               keep executions in this state store (a SQLite file or a postgresql:// URL)
+               instead of in memory, so a monitor compares with its previous run
+               and raises change events
   --allow-command-steps
                let pipeline command steps run (off by default, as for service serve)
   -h, --help   this help
@@ -54,6 +60,8 @@ export interface RunArgs {
   readonly vars: Readonly<Record<string, string>>;
   readonly allowCommandSteps: boolean;
   readonly help: boolean;
+  /** A state store kept between runs (monitor baselines); in memory when absent. */
+  readonly state?: string;
 }
 
 const usage = (m: string) => new EngineError('usage', m);
@@ -63,6 +71,7 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
   let json = false;
   let help = false;
   let allowCommandSteps = false;
+  let state: string | undefined;
   const vars: Record<string, string> = {};
   const addVar = (text: string) => {
     const eq = text.indexOf('=');
@@ -79,12 +88,17 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
       if (value === undefined) throw usage('flag needs an argument: --var');
       addVar(value);
     } else if (arg.startsWith('--var=')) addVar(arg.slice('--var='.length));
+    else if (arg === '--state' || arg.startsWith('--state=')) {
+      const value = arg === '--state' ? argv[++i] : arg.slice('--state='.length);
+      if (value === undefined || value === '') throw usage('flag needs an argument: --state');
+      state = value;
+    }
     else if (arg.startsWith('-') && arg !== '-') throw usage(`unknown flag: ${arg}`);
     else if (file === undefined) file = arg;
     else throw usage(`unexpected argument "${arg}": service run takes one job file`);
   }
   if (file === undefined && !help) throw usage('service run needs a job file: service run <file>');
-  return { file: file ?? '', json, vars, allowCommandSteps, help };
+  return { file: file ?? '', json, vars, allowCommandSteps, help, ...(state !== undefined ? { state } : {}) };
 }
 
 /** A record as the API renders it: the store's internal fields left out. */
@@ -149,6 +163,27 @@ function progressPrinter(store: StateStore, execId: string, pipeline: boolean, i
   };
 }
 
+/**
+ * The one-off project and job of this run. With a persistent store they are
+ * found again on the next run of the same file (ids derived from its path):
+ * a monitor's baseline belongs to its job, so that is what lets a local
+ * monitor raise change events between runs.
+ */
+async function localJob(store: StateStore, file: string, kind: JobKind, persistent: boolean): Promise<{ job: JobRecord }> {
+  const name = basename(file);
+  if (!persistent) {
+    const project = await store.createProject({ name: 'local' });
+    return { job: await store.createJob(newDefaultJob(project.id, name, kind)) };
+  }
+  const key = createHash('sha256').update(dirname(file)).digest('hex').slice(0, 16);
+  const id = `proj_${key}`;
+  const project = (await store.getProject(id)) ?? (await store.createProject({ name: `local-${key}`, id }));
+  const existing = (await store.jobsByFile(project.id, name)).find((j) => j.default && j.file_name === name);
+  if (existing && existing.type === kind) return { job: existing };
+  if (existing) throw new EngineError('node', `the state store holds job ${existing.id} for ${name} as a ${existing.type} file; it is now a ${kind} file (use another --state)`);
+  return { job: await store.createJob(newDefaultJob(project.id, name, kind)) };
+}
+
 function summaryText(exec: ExecutionRecord, records: readonly { name: string; status: string; rows?: number; error: string | null }[]): string {
   const out = [`Execution ${exec.exec_id} ${exec.status}: rows=${exec.rows} bytes=${exec.bytes} duration=${exec.duration ?? 0}s`];
   for (const r of records) out.push(`  ${r.name}  ${r.status}${r.rows !== undefined ? `  rows=${r.rows}` : ''}${r.error ? `  ${r.error}` : ''}`);
@@ -188,7 +223,13 @@ export async function runFileCommand(argv: readonly string[], io: Io): Promise<n
     return 1;
   }
   const kind = validation.kind;
-  const store = await openStateStore(':memory:');
+  let store: StateStore;
+  try {
+    store = await openStateStore(args.state ?? ':memory:');
+  } catch (err) {
+    io.err(`fatal: --state ${JSON.stringify(args.state)}: ${errorChain(err)}\n`);
+    return 1;
+  }
   const local = localExecutions(store, root, registry, args.allowCommandSteps, io);
   let interrupts = 0;
   const onSigint = () => {
@@ -199,9 +240,8 @@ export async function runFileCommand(argv: readonly string[], io: Io): Promise<n
   let projectId = '';
   let execId = '';
   try {
-    const project = await store.createProject({ name: 'local' });
-    projectId = project.id;
-    const job = await store.createJob(newDefaultJob(project.id, name, kind));
+    const { job } = await localJob(store, file, kind, args.state !== undefined);
+    projectId = job.project_id;
     execId = await local.executions.requestRun(job, Object.keys(args.vars).length > 0 ? { vars: args.vars } : {}, 'manual');
     process.on('SIGINT', onSigint);
     const progress = progressPrinter(store, execId, kind === 'pipeline', io);
