@@ -69,6 +69,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
     dataDir: flags.dataDir,
     store,
     connections,
+    logger,
     validateOffThread: (projectId, name, content) => {
       const paths = projectPaths(flags.dataDir, projectId);
       return validationPool().run({ type: 'jobfile.validate', name, content, root: paths.files, envFile: paths.envFile });

@@ -162,3 +162,31 @@ describe('8, 9: reserved names and deep YAML', () => {
     assert.ok(!res.body.problems.some((x: { message: string }) => /call stack/.test(x.message)));
   });
 });
+
+describe('16: files that look meant as job files but are not say why', () => {
+  const save = (name: string, body: string) => api.request('POST', '/project/file/save', { body: { file: { name, body } } });
+
+  test('a .sql file without "-- connection:" outside a build project: saved, with a warning and a log line', async () => {
+    const res = await save('queries/orphan.sql', 'select 1;\n');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.job_file_kind, undefined);
+    assert.deepEqual(res.body.warnings, ['queries/orphan.sql was saved as a plain file, not a query job: its header has no "-- connection: NAME" line']);
+    assert.ok(api.logs.some((l) => l.startsWith('warn ') && l.includes('queries/orphan.sql was saved as a plain file')), api.logs.join('\n'));
+    // A build project's models are not job files, and nobody needs to be told.
+    assert.equal((await save('models/service_build.yml', 'target: DK\n')).status, 200);
+    const model = await save('models/staging/a.sql', 'select 1 as x\n');
+    assert.deepEqual([model.status, model.body.warnings], [200, undefined]);
+  });
+
+  test('a monitor file with a misspelt top-level key: saved as plain, the warning names the misspelling', async () => {
+    const res = await save('monitors/m.yaml', 'connection: WAREHOUSE\nobject:\n  shop.orders:\n');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.warnings, [
+      'monitors/m.yaml was saved as a plain file, not a job file: a pipeline needs a top-level "steps" key, a replication needs a top-level "streams" key, a monitor needs a top-level "objects" key; "object" looks like "objects"',
+    ]);
+    for (const [name, body] of [['data/list.yaml', '- 1\n- 2\n'], ['data/settings.yaml', 'colour: blue\n']]) {
+      const plain = await save(name, body);
+      assert.deepEqual([plain.status, plain.body.warnings], [200, undefined], name);
+    }
+  });
+});

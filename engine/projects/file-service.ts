@@ -7,12 +7,15 @@
  * file. Each check-then-write runs under the project lock (§2.8).
  */
 import { syncDirectory } from '../files/atomic-write.js';
+import { isUtf8 } from 'node:buffer';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { StagedFile } from '../files/atomic-write.js';
 import { decodeBody, type ProjectFile } from '../files/file-entry.js';
 import type { GroupRunner } from '../files/project-lock.js';
 import type { ListOptions, SaveInput, Staging } from '../files/project-tree.js';
 import { isSqlName, isYamlName, type JobKind } from '../jobs/index.js';
+import { notAJobWarning } from '../jobs/not-a-job.js';
 import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
 import { classifyContent, isRejected, kindLabel, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
@@ -23,6 +26,8 @@ export interface SaveFileResult {
   readonly file: ProjectFile;
   readonly job_file_kind?: JobKind;
   readonly default_job_id?: string;
+  /** Why a file that looks meant as a job file was saved as a plain file (engine/jobs/not-a-job.ts). */
+  readonly warnings?: string[];
 }
 
 export interface DeleteFileResult {
@@ -85,13 +90,34 @@ export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveF
     if (kind === null && !isYamlName(name) && !isSqlName(name)) {
       return await p.tree.joinLock(savePlainFiles, { p, input, abs, content, staging, staged, syncLater });
     }
-    return await p.tree.withLock(() => checkAndSave(p, input, kind, staging, syncLater));
+    const saved = await p.tree.withLock(() => checkAndSave(p, input, kind, staging, syncLater));
+    return kind === null ? withNotAJobWarning(p, name, content, saved) : saved;
   } catch (err) {
     await p.tree.discard(staging); // a no-op once renamed
     throw err;
   } finally {
     await Promise.all([...syncLater].map(syncDirectory));
   }
+}
+
+/** A build project's models are `.sql` files without connection headers: no warning for those. */
+function inBuildProject(p: ProjectScope, name: string): boolean {
+  const parts = name.split('/').slice(0, -1);
+  for (let i = parts.length; i >= 0; i--) {
+    const dir = parts.slice(0, i).join('/');
+    for (const marker of ['service_build.yml', 'dbt_project.yml']) {
+      if (existsSync(path.join(p.tree.root, dir, marker))) return true;
+    }
+  }
+  return false;
+}
+
+function withNotAJobWarning(p: ProjectScope, name: string, content: Buffer, saved: SaveFileResult): SaveFileResult {
+  if (!isUtf8(content)) return saved;
+  const warning = notAJobWarning(name, content.toString('utf8'), () => inBuildProject(p, name));
+  if (warning === undefined) return saved;
+  p.logger?.log('warn', `project ${p.projectId}: ${warning}`);
+  return { ...saved, warnings: [warning] };
 }
 
 /** Under the lock: §4.8's job checks, the save of the staged content, the job changes. */

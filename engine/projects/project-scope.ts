@@ -7,6 +7,7 @@ import type { ConnectionRegistry } from '../connections/index.js';
 import type { ProjectTree } from '../files/project-tree.js';
 import { isUtf8 } from 'node:buffer';
 import type { JobFileContext, JobFileValidation } from '../jobs/index.js';
+import type { Logger } from '../log.js';
 import type { StateStore } from '../state/store.js';
 import { jobFileContext, validateContent } from './job-files.js';
 
@@ -16,6 +17,8 @@ export interface ProjectScope {
   readonly store: StateStore;
   readonly connections: () => ConnectionRegistry;
   readonly now: () => Date;
+  /** Where service-side warnings go (a file saved as plain although it looks like a job file). */
+  readonly logger?: Logger;
   /** Validates a large job file off the event loop (the daemon's worker pool); absent: in-thread. */
   readonly validateOffThread?: (name: string, content: string) => Promise<Pick<JobFileValidation, 'kind' | 'problems'>>;
 }

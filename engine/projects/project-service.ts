@@ -9,6 +9,7 @@ import type { ConnectionRegistry } from '../connections/index.js';
 import type { ProjectFile } from '../files/file-entry.js';
 import { ProjectTree, type ListOptions, type SaveInput } from '../files/project-tree.js';
 import type { JobFileValidation } from '../jobs/index.js';
+import type { Logger } from '../log.js';
 import type { StateStore, Trigger } from '../state/store.js';
 import * as files from './file-service.js';
 import type { JobInput } from './job-input.js';
@@ -26,6 +27,7 @@ export interface ProjectServiceDeps {
   readonly connections: (projectId: string) => ConnectionRegistry;
   /** Injected clock for `next_run`. */
   readonly now?: () => Date;
+  readonly logger?: Logger;
   /** Large job files are validated here (the worker pool) instead of on the event loop. */
   readonly validateOffThread?: (projectId: string, name: string, content: string) => Promise<Pick<JobFileValidation, 'kind' | 'problems'>>;
 }
@@ -45,6 +47,7 @@ export class ProjectService {
       store: d.store,
       connections: () => d.connections(projectId),
       now: d.now ?? (() => new Date()),
+      ...(d.logger ? { logger: d.logger } : {}),
       ...(d.validateOffThread ? { validateOffThread: (name: string, content: string) => d.validateOffThread!(projectId, name, content) } : {}),
     };
   }

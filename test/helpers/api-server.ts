@@ -107,6 +107,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     dataDir,
     store,
     connections,
+    logger,
     validateOffThread: (projectId, name, content) => {
       offThread.push(name);
       const paths = projectPaths(dataDir, projectId);
