@@ -215,9 +215,14 @@ test('the SQLite change token: changes with every write of this connection and e
   assert.ok(t0 !== undefined);
   await a.store.listExecutions({ projectId: a.acme.id, order: 'desc', limit: 5 });
   assert.equal(a.store.changeToken(), t0);
-  await a.store.appendTaskOutput((await newExecution()).exec_id, 'task_9', 'x').catch(() => undefined);
+  const e = await newExecution();
+  await a.store.upsertTask({ exec_id: e.exec_id, task_id: 'task_9', stream_name: 'q.sql', mode: 'query', status: 'running' });
+  const tBefore = a.store.changeToken();
+  // The append itself must succeed and be the write that moves the token.
+  await a.store.appendTaskOutput(e.exec_id, 'task_9', 'x');
   const t1 = a.store.changeToken();
-  assert.notEqual(t1, t0);
+  assert.notEqual(t1, tBefore, 'an output append is a write');
+  assert.equal((await a.store.listTasks(e.exec_id))[0]!.output, 'x');
   const other = openSqliteStore(`${a.base}/state.db`);
   try {
     await other.setWatermark('t', 'm', 'v');

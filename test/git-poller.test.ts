@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { within } from './helpers/within.js';
 import { GitPoller, planPolls, type PollState } from '../actors/daemon/git-poller.js';
 import type { GitRecord, ProjectRecord } from '../engine/state/store.js';
 import { eventually, startApiServer, type ApiServer } from './helpers/api-server.js';
@@ -54,40 +55,52 @@ after(async () => {
 });
 
 const readme = () => readFile(path.join(api.acme.root, 'README.md'), 'utf8').catch(() => null);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('the poller pulls at start and at the interval, sees settings changes at the next tick, and leaves disabled projects alone', async () => {
   await api.store.updateProjectGit(api.acme.id, gitRecord({ url: remote.url, poll_interval: 1 }));
   const pulls: string[] = [];
+  let clock = 1_000_000;
+  // Driven by hand on its own clock: no real interval is waited for.
   const poller = new GitPoller({
     store: api.store,
     logger: { log: () => {}, enabled: () => true },
-    tickMs: 50,
+    manual: true,
+    now: () => clock,
     pull: async (id, options) => {
       pulls.push(id);
       return api.git.pull(id, options);
     },
   });
+  const tick = async () => {
+    const started = await poller.tick();
+    await poller.settled();
+    return started;
+  };
   poller.start();
   try {
-    await eventually(async () => ((await readme()) === 'v1\n' ? true : undefined), 5000, 'the first poll');
-    assert.deepEqual(pulls, [api.acme.id], 'beta has no git: never polled');
+    assert.deepEqual(await tick(), [api.acme.id], 'polled at start; beta has no git: never polled');
+    assert.equal(await readme(), 'v1\n');
 
     await remote.commit({ 'README.md': 'v2\n' });
-    await eventually(async () => ((await readme()) === 'v2\n' ? true : undefined), 5000, 'the poll after a push');
-    const git = (await api.store.getProject(api.acme.id))!.git!;
-    assert.equal(git.last_error, null);
+    clock += 999;
+    assert.deepEqual(await tick(), [], 'not due before its interval');
+    clock += 1;
+    assert.deepEqual(await tick(), [api.acme.id], 'due one interval after the previous poll ended');
+    assert.equal(await readme(), 'v2\n');
+    assert.equal((await api.store.getProject(api.acme.id))!.git!.last_error, null);
 
     // A branch change is polled at the next tick, whatever the interval.
     await api.store.updateProjectGit(api.acme.id, { branch: 'dev', poll_interval: 3600 });
-    await eventually(async () => ((await readme()) === 'dev\n' ? true : undefined), 2000, 'the poll after a settings change');
+    assert.deepEqual(await tick(), [api.acme.id]);
+    assert.equal(await readme(), 'dev\n');
+    clock += 3_599_000;
+    assert.deepEqual(await tick(), [], 'the new interval holds');
 
     await api.store.updateProjectGit(api.acme.id, { enabled: false, branch: 'main', poll_interval: 1 });
-    await sleep(150);
-    const count = pulls.length;
-    await sleep(1500);
-    assert.equal(pulls.length, count, 'no polls while disabled');
+    clock += 10_000_000;
+    assert.deepEqual(await tick(), [], 'no polls while disabled');
     assert.equal(await readme(), 'dev\n');
+    assert.equal(pulls.length, 3);
   } finally {
     await poller.stop();
   }
@@ -110,10 +123,7 @@ test('stop aborts a fetch in flight and waits for it; the abort is not stored as
   try {
     poller.start();
     await eventually(async () => (started ? true : undefined), 2000, 'a poll to start');
-    await sleep(200);
-    const t0 = Date.now();
-    await poller.stop();
-    assert.ok(Date.now() - t0 < 3000, 'stop did not wait for the 120 s fetch limit');
+    await within(poller.stop(), 3000, 'stop (it must not wait for the 120 s fetch limit)');
     assert.equal((await api.store.getProject(api.acme.id))!.git!.last_error, 'earlier');
   } finally {
     await server.close();

@@ -25,6 +25,11 @@ export interface GitPollerDeps {
   readonly tickMs?: number;
   /** Injected clock (epoch ms). */
   readonly now?: () => number;
+  /**
+   * No timer of its own: the owner calls `tick()` (tests drive the poller with
+   * their clock instead of sleeping through real intervals).
+   */
+  readonly manual?: boolean;
 }
 
 export interface PollState {
@@ -91,7 +96,13 @@ export class GitPoller {
     await Promise.allSettled(this.#inFlight.values());
   }
 
+  /** Resolves once every poll started so far has ended. */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.#inFlight.values());
+  }
+
   #arm(ms: number): void {
+    if (this.#deps.manual) return;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#ticking = this.tick().then(() => undefined, (err) => this.#deps.logger.log('error', `git poller: ${errorChain(err)}`));
