@@ -44,18 +44,30 @@ function printable(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, printable(v)]));
 }
 
+type Failure = ReturnType<NonNullable<ReturnType<typeof validate>[0]>['failures']>[number];
+
+/**
+ * The value, or every failure. superstruct computes failures lazily and its
+ * failure printer throws on values that cannot become text: both the first
+ * check and the collection of the failures run here, so such a value is
+ * retried as its printable copy (same JSON types, same failures).
+ */
+function check<T>(value: unknown, schema: Struct<T, unknown>): { ok: true; value: T } | { ok: false; failures: Failure[] } {
+  const [err, out] = validate(value, schema, { coerce: true });
+  return err ? { ok: false, failures: err.failures() } : { ok: true, value: out as T };
+}
+
 /** Validates `body` against `schema`; throws 400 with the first problem's message. */
 export function validateBody<T>(body: unknown, schema: Struct<T, unknown>): T {
   const clean = dropNulls(body);
-  let result: ReturnType<typeof validate<T, unknown>>;
+  let result: ReturnType<typeof check<T>>;
   try {
-    result = validate(clean, schema, { coerce: true });
+    result = check(clean, schema);
   } catch {
-    result = validate(printable(clean), schema, { coerce: true });
+    result = check(printable(clean), schema);
   }
-  const [err, value] = result;
-  if (!err) return value as T;
-  const failures = err.failures();
+  if (result.ok) return result.value;
+  const failures = result.failures;
   const path = (p: readonly (string | number)[]) => p.map(String).join('.');
   const unknown = failures.find((f) => f.type === 'never');
   if (unknown) throw badRequest(`unknown field "${path(unknown.path)}"`);
