@@ -20,6 +20,7 @@ import { readEnvFile } from '../engine/connections/index.js';
 import { cachedConnections } from '../engine/connections/registry-cache.js';
 import { errorChain } from '../engine/errors.js';
 import { sweepStagingFiles } from '../engine/files/sweep-staging.js';
+import { closeTreeIndexes } from '../engine/files/tree-index.js';
 import { GitSync } from '../engine/git/index.js';
 import { homeEnvVars } from '../engine/home-env.js';
 import { batchedWriter, streamLogger, type Logger } from '../engine/log.js';
@@ -136,6 +137,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
         await closed;
         await pool.destroy();
         await validator?.destroy();
+        closeTreeIndexes();
         lines.close();
         await store.close();
         lock.release();

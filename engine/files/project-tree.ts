@@ -16,6 +16,7 @@ import { commitStaged, commitStagedSync, discardStaged, isTempName, stageFile, s
 import { decodeBody, directoryEntry, fileEntry, type ProjectFile } from './file-entry.js';
 import { fileNameProblem, isInside, validateFileName, validatePrefix } from './file-name.js';
 import { projectLock, type GroupRunner, type ProjectLock } from './project-lock.js';
+import { compareNames, touchTree, treeIndex } from './tree-index.js';
 
 export type { ProjectFile } from './file-entry.js';
 
@@ -152,9 +153,17 @@ export class ProjectTree {
       if (isMissing(err)) return [];
       throw wrap('cannot list files', err);
     }
+    const index = options.includeBody ? undefined : treeIndex(this.root);
+    if (index) {
+      return index.list(prefix, async (dirRel, within) => {
+        const found: ProjectFile[] = [];
+        await this.walk(dirRel, within, realRoot, false, found);
+        return found;
+      });
+    }
     const out: ProjectFile[] = [];
     await this.walk('', prefix, realRoot, options.includeBody ?? false, out);
-    return out.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+    return out.sort((a, b) => compareNames(a.name, b.name));
   }
 
   /** `counts.files` of §3.8: regular files in the tree, directories excluded. */
@@ -179,7 +188,11 @@ export class ProjectTree {
     if (input.is_dir === true) {
       if (input.body !== undefined && input.body !== '') throw new EngineError('bad_request', 'body must be empty when is_dir is true');
       return this.withLock(async () => {
-        await this.ensureDirectories(name.split('/'));
+        try {
+          await this.ensureDirectories(name.split('/'));
+        } finally {
+          touchTree(this.root, name);
+        }
         return this.entryAfterWrite(name, abs);
       });
     }
@@ -206,6 +219,8 @@ export class ProjectTree {
       if (options.syncLater === undefined) await Promise.all([...syncLater].map(syncDirectory));
       return entry;
     } finally {
+      // Before the answer: a list right after this save must see it (tree-index.ts).
+      touchTree(this.root, name);
       // Refused (a directory there, a file in the parent chain) or failed before the rename.
       const staged = committed || staging === null ? null : await staging;
       if (staged !== null) await discardStaged(staged);
@@ -243,6 +258,14 @@ export class ProjectTree {
    */
   async commitBatch(items: readonly BatchSave[]): Promise<PromiseSettledResult<ProjectFile>[]> {
     if (!this.lock.isHeld()) throw new EngineError('internal', 'commitBatch called without the project lock');
+    try {
+      return await this.commitRuns(items);
+    } finally {
+      touchTree(this.root, ...items.map((i) => i.name));
+    }
+  }
+
+  private async commitRuns(items: readonly BatchSave[]): Promise<PromiseSettledResult<ProjectFile>[]> {
     const out: PromiseSettledResult<ProjectFile>[] = [];
     const afresh = async (item: BatchSave): Promise<void> => {
       out.push(await settle(this.writeUnderLock(item.name, item.abs, item.data)));
@@ -338,6 +361,8 @@ export class ProjectTree {
       } catch (err) {
         if (isMissing(err)) throw notFound(name);
         throw wrap(`cannot delete file ${quote(name)}`, err);
+      } finally {
+        touchTree(this.root, name);
       }
       return removed;
     });
@@ -354,11 +379,14 @@ export class ProjectTree {
     return this.withLock(async () => {
       if ((await lstatOrNull(oldAbs)) === null) throw notFound(oldName);
       if ((await lstatOrNull(newAbs)) !== null) throw new EngineError('conflict', `file ${quote(newName)} already exists`);
-      await this.ensureDirectories(newName.split('/').slice(0, -1));
       try {
+        await this.ensureDirectories(newName.split('/').slice(0, -1));
         await fsRename(oldAbs, newAbs);
       } catch (err) {
+        if (err instanceof EngineError) throw err;
         throw wrap(`cannot rename file ${quote(oldName)} to ${quote(newName)}`, err);
+      } finally {
+        touchTree(this.root, oldName, newName);
       }
       return this.entryAfterWrite(newName, newAbs);
     });
