@@ -18,6 +18,7 @@ import { printUsageError, processIo, type Io } from './io.js';
 
 function program() {
   const prog = sade('service').version(VERSION);
+  prog.command('init [dir]', 'Create a runnable build project (models/ with config, a DuckDB connection, a seed, two models with tests)').example('init my-project');
   prog.command('build <command> [path]', 'Compile and run SQL models: run, list, test, compile').example('build run examples/shop');
   prog.command('conns list', 'List the connections this machine knows (name, type, kind, source)').option('-o', 'output: table or json', 'table');
   prog.command('conns test <name>', 'Connect with a 10 s timeout and run select 1 (--remote or SERVICE_PLATFORM_HOST: ask the daemon)');
@@ -73,6 +74,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       throw err;
     }
   }
+  if (group === 'init') return (await import('./init.js')).initCommand(rest, io);
   if (group === 'bench') return (await import('./bench.js')).benchCommand(rest, io);
   if (group === 'run') return (await import('./run-file.js')).runFileCommand(rest, io);
   if (group === 'project') return (await import('./operator.js')).projectCommand(rest, io);

@@ -48,7 +48,7 @@ test(`${KILLS} × kill -9 while saving and running PostgreSQL jobs: nothing ackn
       // Both jobs in the database: the query's backend is busy and the replication's temp table exists.
       await until(async () => {
         const r = await admin.query(
-          "select (select count(*) from pg_stat_activity where application_name like 'service exec %' and state = 'active')::int as busy, (select count(*) from pg_class where relname like '\\_service\\_tmp\\_%')::int as tmp",
+          "select (select count(*) from pg_stat_activity where datname = current_database() and application_name like 'service exec %' and state = 'active')::int as busy, (select count(*) from pg_class where relname like '\\_service\\_tmp\\_%')::int as tmp",
         );
         return r.rows[0].busy >= 2 && r.rows[0].tmp >= 1 ? true : undefined;
       }, `round ${round}: both jobs running`);
@@ -88,7 +88,8 @@ test(`${KILLS} × kill -9 while saving and running PostgreSQL jobs: nothing ackn
       assert.deepEqual(((await stillRunning.json()) as { executions: unknown[] }).executions, [], `round ${round}: executions left running`);
       const leftovers = await admin.query("select relname from pg_class where relname like '\\_service\\_tmp\\_%'");
       assert.deepEqual(leftovers.rows, [], `round ${round}: temp tables left`);
-      const backends = await admin.query("select application_name, query from pg_stat_activity where application_name like 'service exec %'");
+      // Other tests run beside this one: only this database's sessions count.
+      const backends = await admin.query("select application_name, query from pg_stat_activity where datname = current_database() and application_name like 'service exec %'");
       assert.deepEqual(backends.rows, [], `round ${round}: backends of interrupted executions still there`);
       assert.deepEqual(stagingFiles(join(dataDir, 'projects')), [], `round ${round}: staging files left`);
       for (const [name, body] of acknowledged) assert.equal(readFileSync(join(files, name), 'utf8'), body, `round ${round}: acknowledged save ${name} lost`);

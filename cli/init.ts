@@ -1,0 +1,92 @@
+/**
+ * `service init [dir]`: scaffolds a build project that runs as is — the
+ * build path `models/` with its `service_build.yml` (target and
+ * `defaults.mode: full-refresh`), an `env.yaml` beside it declaring an
+ * embedded DuckDB file, a seed and two models with data tests. Existing files
+ * are never overwritten: a directory that already holds any of them is
+ * refused, naming the file.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Io } from './io.js';
+
+export const INIT_HELP = `Usage: service init [dir]
+
+Creates a runnable build project in dir (default: the current directory):
+
+  models/service_build.yml        target LOCAL_DUCK, defaults.mode: full-refresh
+  models/env.yaml                 LOCAL_DUCK: a DuckDB file, warehouse.duckdb beside models/
+  models/raw/customers.csv        a seed
+  models/staging/stg_customers.sql  a view with unique and not-null tests
+  models/marts/customers_by_city.sql a table with an expression test
+
+Nothing is overwritten: init stops if any of these files exists.
+
+Example:
+  npx service init my-project && cd my-project && npx service build run models
+`;
+
+const FILES: Readonly<Record<string, string>> = {
+  'models/service_build.yml': [
+    '# The build project: every .sql and .csv file under models/ is a node.',
+    'target: LOCAL_DUCK',
+    'defaults:',
+    '  mode: full-refresh',
+    '',
+  ].join('\n'),
+  'models/env.yaml': ['# Connections of this project. The DuckDB path is relative to this file.', 'connections:', '  LOCAL_DUCK:', '    type: duckdb', '    instance: ../warehouse.duckdb', ''].join('\n'),
+  'models/raw/customers.csv': ['id,name,city', '1,Ada,London', '2,Grace,New York', '3,Linus,Helsinki', '4,Margaret,Boston', '5,Alan,London', ''].join('\n'),
+  'models/staging/stg_customers.sql': [
+    '/**',
+    'mode: view',
+    'tests:',
+    '  - unique: id',
+    '  - not_null: name',
+    '**/',
+    "select id, trim(name) as name, city from {{ ref('customers') }}",
+    '',
+  ].join('\n'),
+  'models/marts/customers_by_city.sql': [
+    '/**',
+    'tests:',
+    '  - expr: "sum(customers) > 0"',
+    '**/',
+    'select city, count(*) as customers',
+    "from {{ ref('stg_customers') }}",
+    'group by city',
+    '',
+  ].join('\n'),
+};
+
+export function initCommand(argv: readonly string[], io: Io): number {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.out(INIT_HELP);
+    return 0;
+  }
+  const flags = argv.filter((a) => a.startsWith('-'));
+  if (flags.length > 0) {
+    io.err(`error: unknown flag: ${flags[0]}\nRun 'service init --help' for usage.\n`);
+    return 2;
+  }
+  if (argv.length > 1) {
+    io.err(`error: unexpected argument "${argv[1]}": service init takes one directory\nRun 'service init --help' for usage.\n`);
+    return 2;
+  }
+  const dir = resolve(argv[0] ?? '.');
+  const taken = Object.keys(FILES).find((name) => existsSync(join(dir, name)));
+  if (taken !== undefined) {
+    io.err(`fatal: ${join(dir, taken)} already exists; service init writes a new project and never overwrites files\n`);
+    return 1;
+  }
+  try {
+    for (const [name, body] of Object.entries(FILES)) {
+      mkdirSync(join(dir, name, '..'), { recursive: true });
+      writeFileSync(join(dir, name), body, { flag: 'wx' });
+    }
+  } catch (err) {
+    io.err(`fatal: cannot write the project in ${dir}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  io.out(`Created a build project in ${dir}\n${Object.keys(FILES).map((n) => `  ${n}\n`).join('')}Run it:\n  cd ${dir} && npx service build run models\n`);
+  return 0;
+}
