@@ -70,6 +70,16 @@ describe('1: templates scan in linear time; large job files are validated off th
       res.body.problems.map((p: { path: string; line: number }) => [p.path, p.line]),
       [['steps[12000]', 12_002]],
     );
+    // A valid large file: its save, a job save naming it and a run request all validate it off the event loop.
+    const valid = `steps:\n${Array.from({ length: 3000 }, (_, i) => `  - log: "line ${i} of a long pipeline"`).join('\n')}\n`;
+    const saved = await api.request('POST', '/project/file/save', { body: { file: { name: 'big-ok.yaml', body: valid } } });
+    assert.equal(saved.status, 200, JSON.stringify(saved.body).slice(0, 300));
+    const job = (await api.request('GET', `/project/job/get?job_id=${saved.body.default_job_id}`)).body;
+    assert.equal((await api.request('POST', '/project/job/save', { body: { job: { ...job, description: 'long' } } })).status, 200);
+    const run = await api.request('POST', '/project/job/run', { body: { job_id: job.id } });
+    assert.equal(run.status, 200, JSON.stringify(run.body));
+    await api.request('POST', '/execution/cancel', { body: { exec_id: run.body.exec_id } });
+    assert.equal(api.offThreadValidations.filter((n) => n === 'big-ok.yaml').length, 3, 'save, job save and run');
     const small = await api.request('POST', '/project/file/save', { body: { file: { name: 'small.yaml', body: 'steps:\n  - log: hi\n' } } });
     assert.equal(small.status, 200);
     assert.ok(!api.offThreadValidations.includes('small.yaml'), 'small files stay in-thread');

@@ -7,7 +7,7 @@
  */
 import { loadConnections } from '../../engine/connections/index.js';
 import { ProjectTree } from '../../engine/files/project-tree.js';
-import type { Problem } from '../../engine/jobs/problem.js';
+import type { JobFileValidation } from '../../engine/jobs/index.js';
 import { jobFileContext, validateContent } from '../../engine/projects/job-files.js';
 import type { TaskHandler } from './task-handler.js';
 
@@ -20,13 +20,8 @@ export interface ValidateJobFileTask {
   readonly envFile: string;
 }
 
-export interface ValidateJobFileResult {
-  readonly kind: ReturnType<typeof validateContent>['kind'];
-  readonly problems: readonly Problem[];
-}
-
-export const validateJobFileTask: TaskHandler<ValidateJobFileTask, ValidateJobFileResult> = async (task) => {
+/** The whole validation, parsed model included: plain data, cloned across the thread boundary. */
+export const validateJobFileTask: TaskHandler<ValidateJobFileTask, JobFileValidation> = async (task) => {
   const ctx = jobFileContext(new ProjectTree(task.root), () => loadConnections({ projectEnvFile: task.envFile }));
-  const v = validateContent(task.name, task.content, ctx);
-  return { kind: v.kind, problems: v.problems };
+  return validateContent(task.name, task.content, ctx);
 };

@@ -20,7 +20,7 @@ import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
 import { classifyContent, isRejected, kindLabel, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
 import { activeExecutions, badRequest, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
-import { validateForSave, validationContext, type ProjectScope } from './project-scope.js';
+import { OFF_THREAD_VALIDATION_BYTES, validateForSave, validationContext, type ProjectScope } from './project-scope.js';
 
 export interface SaveFileResult {
   readonly file: ProjectFile;
@@ -129,7 +129,10 @@ async function checkAndSave(p: ProjectScope, input: SaveInput, kind: JobKind | n
   // Under a name that only ever holds plain files (not .yaml/.yml/.sql) the old kind is null whatever the content.
   const old = isYamlName(name) || isSqlName(name) ? readContentSync(p.tree, name) : null;
   // A YAML file that no longer parses (only git writes those) has the kind its jobs say.
-  let before: FileKind = old === null ? null : classifyContent(name, old);
+  // A large file's kind is its jobs' type (a job file always has its default job): parsing it here,
+  // on the event loop and under the project lock, would stall every other request.
+  const known = dflt?.type ?? others[0]?.type ?? null;
+  let before: FileKind = old === null ? null : old.length >= OFF_THREAD_VALIDATION_BYTES ? known : classifyContent(name, old);
   if (before === 'invalid-yaml') before = dflt?.type ?? others[0]?.type ?? before;
   if (old !== null && before !== kind) {
     if (others.length > 0) throw kindChangeRefused(name, others, before, kind);

@@ -7,11 +7,11 @@
 import { EngineError } from '../errors.js';
 import { streamMatches, type JobFile, type PipelineStep } from '../jobs/index.js';
 import type { JobRecord, JobType, Trigger } from '../state/store.js';
-import { classifyContent, readContent, validateContent, kindLabel } from './job-files.js';
+import { readContent, kindLabel, type FileKind } from './job-files.js';
 import { checkMode, checkVars, jobFields, jobType, modeApplies, type JobInput } from './job-input.js';
 import { jobViews, type JobView } from './job-view.js';
 import { badRequest, conflict, ForbiddenError, jobNotFound } from './project-errors.js';
-import { validationContext, type ProjectScope } from './project-scope.js';
+import { validateForSave, type ProjectScope } from './project-scope.js';
 
 /** §4.15 overrides, as ExecutionService.requestRun takes them. */
 export interface RunOverrides {
@@ -65,12 +65,13 @@ async function jobFileFor(p: ProjectScope, name: string, type: JobType): Promise
     throw err;
   });
   if (content === null) throw badRequest(`file_name ${quote(name)} does not exist`);
-  let kind = classifyContent(name, content);
+  // One validation gives the kind too (a large file's runs on a worker thread, engine/projects/project-scope.ts).
+  const v = await validateForSave(p, name, content);
+  let kind: FileKind = v.kind;
   // A YAML file that does not parse (git writes those) is accepted for a YAML job type: its runs fail until fixed.
   if (kind === 'invalid-yaml') kind = type === 'query' ? null : type;
   if (kind === null) throw badRequest(`file ${quote(name)} is not a job file`);
   if (kind !== type) throw badRequest(`type ${quote(type)} does not match the kind of file ${quote(name)} (${kindLabel(kind)})`);
-  const v = validateContent(name, content, validationContext(p));
   return 'parsed' in v ? v.parsed : undefined;
 }
 
@@ -114,7 +115,7 @@ function hasBuildStep(steps: readonly PipelineStep[]): boolean {
 async function runnableFile(p: ProjectScope, job: JobRecord): Promise<JobFile> {
   const content = await readContent(p.tree, job.file_name).catch(() => null);
   if (content === null) throw conflict(`job file ${quote(job.file_name)} does not exist`);
-  const v = validateContent(job.file_name, content, validationContext(p));
+  const v = await validateForSave(p, job.file_name, content);
   if (!('parsed' in v) || v.parsed === undefined || v.kind !== job.type) throw conflict(`job file ${quote(job.file_name)} is invalid`);
   return v.parsed;
 }

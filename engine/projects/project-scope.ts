@@ -20,14 +20,14 @@ export interface ProjectScope {
   /** Where service-side warnings go (a file saved as plain although it looks like a job file). */
   readonly logger?: Logger;
   /** Validates a large job file off the event loop (the daemon's worker pool); absent: in-thread. */
-  readonly validateOffThread?: (name: string, content: string) => Promise<Pick<JobFileValidation, 'kind' | 'problems'>>;
+  readonly validateOffThread?: (name: string, content: string) => Promise<JobFileValidation>;
 }
 
 /** Job files at least this large are validated off the event loop when the host can. */
 export const OFF_THREAD_VALIDATION_BYTES = 64 * 1024;
 
 /** Validation of content about to be saved: in-thread when small, on a worker when large. */
-export async function validateForSave(p: ProjectScope, name: string, content: Buffer): Promise<Pick<JobFileValidation, 'kind' | 'problems'>> {
+export async function validateForSave(p: ProjectScope, name: string, content: Buffer): Promise<JobFileValidation> {
   if (p.validateOffThread && content.length >= OFF_THREAD_VALIDATION_BYTES && isUtf8(content)) return p.validateOffThread(name, content.toString('utf8'));
   return validateContent(name, content, validationContext(p));
 }

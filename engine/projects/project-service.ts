@@ -29,7 +29,7 @@ export interface ProjectServiceDeps {
   readonly now?: () => Date;
   readonly logger?: Logger;
   /** Large job files are validated here (the worker pool) instead of on the event loop. */
-  readonly validateOffThread?: (projectId: string, name: string, content: string) => Promise<Pick<JobFileValidation, 'kind' | 'problems'>>;
+  readonly validateOffThread?: (projectId: string, name: string, content: string) => Promise<JobFileValidation>;
 }
 
 export class ProjectService {
