@@ -151,7 +151,7 @@ export async function serveCommand(argv: readonly string[], io: Io): Promise<num
   const flags = parseServeFlags(argv);
   // One write per event-loop turn for the request log, not one per line.
   const stderr = batchedWriter(io.err);
-  const logger = streamLogger({ level: 'info', json: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON', write: stderr.write });
+  const logger = streamLogger({ level: 'info', json: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON', write: stderr.write, isoTime: true });
   let daemon: RunningDaemon;
   try {
     daemon = await startDaemon(flags, logger);

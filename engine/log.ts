@@ -39,6 +39,11 @@ export interface StreamLoggerOptions {
   readonly write?: (line: string) => void;
   readonly json?: boolean;
   readonly now?: () => Date;
+  /**
+   * Full ISO-8601 times (`2026-11-24T20:19:04.123Z`): a daemon's log spans days and is
+   * read next to other systems' logs, where `3:04PM` says too little.
+   */
+  readonly isoTime?: boolean;
 }
 
 export function streamLogger(opts: StreamLoggerOptions): Logger {
@@ -52,7 +57,7 @@ export function streamLogger(opts: StreamLoggerOptions): Logger {
       if (ORDER[level] < min) return;
       const t = now();
       if (opts.json) write(JSON.stringify({ level, msg: message, time: t.toISOString() }) + '\n');
-      else write(`${clock(t, precise)} ${LABEL[level]} ${message}\n`);
+      else write(`${opts.isoTime ? t.toISOString() : clock(t, precise)} ${LABEL[level]} ${message}\n`);
     },
   };
 }

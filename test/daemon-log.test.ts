@@ -86,3 +86,13 @@ test('the real daemon logs one line per request with its X-Request-Id, none lost
   assert.deepEqual([...logged].sort(), [...ids].sort(), 'one line per request, with its X-Request-Id');
   assert.match(lines[lines.length - 1]!.msg, /SIGTERM|shut|stopp/i, `the shutdown line comes last:\n${lines.slice(-3).map((l) => l.msg).join('\n')}`);
 });
+
+test('the daemon writes full ISO-8601 times; the CLI keeps its short clock', async () => {
+  const { streamLogger } = await import('../engine/log.js');
+  const lines: string[] = [];
+  const at = new Date('2026-11-24T20:19:04.123Z');
+  streamLogger({ level: 'info', isoTime: true, now: () => at, write: (l) => lines.push(l) }).log('info', 'execution X running');
+  assert.deepEqual(lines, ['2026-11-24T20:19:04.123Z INF execution X running\n']);
+  streamLogger({ level: 'info', now: () => at, write: (l) => lines.push(l) }).log('warn', 'w');
+  assert.match(lines[1]!, /^\d{1,2}:\d{2}(AM|PM) WRN w\n$/);
+});

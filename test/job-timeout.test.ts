@@ -72,3 +72,15 @@ test('a pipeline past config.timeout: the running query step is cancelled, the e
   const steps = (await api.request('POST', '/execution/pipeline-steps', { body: { exec_id: e.exec_id } })).body.steps;
   assert.ok(!steps.some((s: { step_id: string }) => s.step_id === 'never' || s.step_id === 'step_2'), JSON.stringify(steps));
 });
+
+test('the daemon log has a line per state change of an execution, the cancel included', async (t) => {
+  if (!(await requirePg(t))) return;
+  const saved = await api.request('POST', '/project/file/save', { body: { file: { name: 'slow-log.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(30);\n' } } });
+  const execId = (await api.request('POST', '/project/job/run', { body: { job_id: saved.body.default_job_id } })).body.exec_id as string;
+  await eventually(async () => ((await sleepers()) > 0 ? true : undefined), 10_000, 'the statement to start');
+  const cancel = await api.request('POST', '/execution/cancel', { body: { exec_id: execId } });
+  assert.equal(cancel.status, 200);
+  await eventually(async () => ((await sleepers()) === 0 ? true : undefined), 5_000, 'the backend to stop');
+  const mine = api.logs.filter((l) => l.includes(`execution ${execId}`)).map((l) => l.replace(execId, 'X').replace(saved.body.default_job_id, 'J'));
+  assert.deepEqual(mine.slice(0, 3), ['info execution X queued (job J, api)', 'info execution X running (job J)', 'info execution X cancelled (job J): cancelled by request']);
+});

@@ -86,9 +86,11 @@ export class ExecutionService {
     if (job.policy === 'skip' && active.length > 0) {
       const t = now();
       const exec = await store.createExecution({ ...base, status: 'skipped', error: `job ${job.id} already has an active execution ${active[0]!.exec_id}`, start_time: t, end_time: t });
+      this.#deps.logger.log('info', `execution ${exec.exec_id} skipped (job ${job.id}): ${exec.error}`);
       return exec.exec_id;
     }
     const exec = await store.createExecution({ ...base, start_time: now() });
+    this.#deps.logger.log('info', `execution ${exec.exec_id} queued (job ${job.id}, ${trigger})`);
     if (job.policy === 'cancel') {
       for (const a of active) await this.#cancelExecution(a, `cancelled by a newer run ${exec.exec_id}`);
     }
@@ -110,8 +112,9 @@ export class ExecutionService {
   async #cancelExecution(exec: ExecutionRecord, reason: string): Promise<void> {
     const { store } = this.#deps;
     const t = now();
-    await store.updateExecution(exec.exec_id, { status: 'cancelled', error: reason, end_time: t });
+    const changed = await store.updateExecution(exec.exec_id, { status: 'cancelled', error: reason, end_time: t });
     await store.finishActive(exec.exec_id, 'cancelled', t);
+    if (changed) this.#deps.logger.log('info', `execution ${exec.exec_id} cancelled (job ${exec.job_id}): ${reason}`);
     this.#running.get(exec.exec_id)?.stop?.();
   }
 
