@@ -1,8 +1,8 @@
 /**
- * `run` / `test` of one prepared project, host-neutral (build.md §13, §15.7):
+ * `run` / `test` of one prepared project, host-neutral:
  * plans the node tasks, starts the build actor and returns the result
  * records in DAG order. The CLI adds progress lines and signal handling
- * through `beforeStart`; a pipeline build step (api.md §6.4.4) adds its
+ * through `beforeStart`; a pipeline build step adds its
  * cancel signal and model hooks the same way.
  */
 import { randomInt } from 'node:crypto';

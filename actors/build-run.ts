@@ -20,7 +20,7 @@ export interface BuildNode {
 }
 
 /**
- * Model hooks (build.md §7.1, §16.4): `start` runs before a model's
+ * Model hooks: `start` runs before a model's
  * pre-statements, `end` after its data tests; a failure rejects with the
  * spec's message and fails the model. Not called for seeds and tests.
  */

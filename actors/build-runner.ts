@@ -24,7 +24,7 @@ export interface RunnerInput {
   readonly connection: Connection;
   readonly settings: RunSettings;
   readonly threads: number;
-  /** `run`: created before the first node (§7.2); `test`: none. The connection is checked even when empty. */
+  /** `run`: created before the first node; `test`: none. The connection is checked even when empty. */
   readonly schemas: readonly SchemaRef[];
   readonly logger: Logger;
   readonly logLevel: Level;

@@ -53,7 +53,7 @@ export function stepLogger(log: (line: string) => void, min: Level = 'info'): Lo
   };
 }
 
-/** `{path, target, command, ...rest}`: the step state's key order (build.md §16.2). */
+/** `{path, target, command, ...rest}`: the step state's key order. */
 function withCommand(payload: object, command: string): Record<string, Value> {
   const { path, target, ...rest } = payload as Record<string, unknown>;
   return { path, target, command, ...rest } as Record<string, Value>;
@@ -89,7 +89,7 @@ export interface BuildServiceDeps {
   readonly vars?: VarLookup;
 }
 
-/** Runs one build step in-process (api.md §6.4.4, build.md §16). */
+/** Runs one build step in-process. */
 export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceContext & { readonly hooks: ModelHookScope }, deps: BuildServiceDeps): Promise<BuildStepResult> {
   const logger = stepLogger(ctx.log);
   const command = step.command;
@@ -176,7 +176,7 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
     return r.failure === undefined ? { state: r.state } : { state: r.state, failure: r.failure };
   }
 
-  // §17 independent sub-projects: one after another, a child that failed to load runs nothing.
+  // Independent sub-projects: one after another, a child that failed to load runs nothing.
   const subs: Record<string, Value>[] = [];
   const fatals: string[] = [];
   const all: RunPayload['results'][number][] = [];
@@ -219,7 +219,7 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
 }
 
 /**
- * Model hooks of a local `service build run` (build.md §7.1, §16.4): the
+ * Model hooks of a local `service build run`: the
  * same step runner, with the build project as the root for `file://`, the
  * build's connections (the project's `env.yaml`, the host env file, the
  * environment), a store and state shared by the run's hooks, and hook

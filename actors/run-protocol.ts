@@ -17,21 +17,21 @@ export type FinalStatus = 'success' | 'error' | 'skipped';
 export interface RunNodeInput<N> {
   /** Unique within the run; doubles as the task id. */
   readonly id: string;
-  /** Ids of the nodes this one depends on; ids outside the selection are ignored (spec build.md §13.2). */
+  /** Ids of the nodes this one depends on; ids outside the selection are ignored. */
   readonly deps: readonly string[];
   readonly node: N;
   /** Report the node as skipped without running it (seeds under --no-seeds or `test`). */
   readonly presetStatus?: 'skipped';
-  /** With `presetStatus`: whether dependents are skipped too. Defaults to true; seeds use false (§13.3). */
+  /** With `presetStatus`: whether dependents are skipped too. Defaults to true; seeds use false. */
   readonly cascade?: boolean;
 }
 
 export interface RunInput<N> {
   /** Selected nodes in DAG order: every dependency comes before its dependents. */
   readonly nodes: readonly RunNodeInput<N>[];
-  /** Requested concurrency; ≤ 0 means the default of 4 (§13.2). */
+  /** Requested concurrency; ≤ 0 means the default of 4. */
   readonly threads: number;
-  /** -x/--fail-fast (§13.3). */
+  /** -x/--fail-fast. */
   readonly failFast?: boolean;
   /** Attempts per node for errors marked `retryable`; 1 (the default) never retries. */
   readonly maxAttempts?: number;

@@ -46,7 +46,7 @@ import { Queue, Vec, type QueueDraft, type VecDraft } from './persistent.js';
 
 export const DEFAULT_THREADS = 4;
 
-/** The error recorded for nodes that were in flight when the run was cancelled (§13.4). */
+/** The error recorded for nodes that were in flight when the run was cancelled. */
 export const CANCELLED_ERROR: SerializedError = Object.freeze({
   name: 'EngineError',
   code: 'cancelled',
@@ -109,7 +109,7 @@ export function createRun<N, R = unknown>(input: RunInput<N>): RunState<N, R> {
   input.nodes.forEach((n, i) => {
     for (const d of new Set(n.deps)) {
       const j = indexOf.get(d);
-      if (j === undefined) continue; // not selected: not waited for (§13.2)
+      if (j === undefined) continue; // not selected: not waited for
       if (j >= i) throw new EngineError('internal', `run input: node '${n.id}' depends on '${d}', which does not come before it in DAG order`);
       deps[i].push(j);
       dependents[j].push(i);
@@ -217,7 +217,7 @@ class Draft<N, R> {
       this.#skipNotStarted();
     } else {
       // Preset skips first, without enqueueing, so that the initial ready
-      // queue is built by one scan in DAG order (§13.2).
+      // queue is built by one scan in DAG order.
       this.#plan.nodes.forEach((p, i) => {
         if (p.presetSkip && this.#records.at(i).status === 'pending') this.#settle(i, 'skipped', undefined, undefined, p.cascade, false);
       });
@@ -369,7 +369,7 @@ class Draft<N, R> {
     this.#emit({ ...rec, type: 'node.finish', status, total: this.#records.length });
   }
 
-  /** Fail-fast and cancellation: every node that never started is skipped (§13.3, §13.4). */
+  /** Fail-fast and cancellation: every node that never started is skipped. */
   #skipNotStarted(): void {
     for (let i = 0; i < this.#records.length; i++) {
       const status = this.#records.at(i).status;

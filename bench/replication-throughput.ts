@@ -1,5 +1,5 @@
 /**
- * Replication throughput (api.md §6.3): PostgreSQL → DuckDB and DuckDB →
+ * Replication throughput: PostgreSQL → DuckDB and DuckDB →
  * PostgreSQL for one table of 1,000,000 rows (ten columns: integers,
  * numeric, text with quotes and NULLs, boolean, date, timestamps with and
  * without time zone, jsonb, double), through the same code path an execution

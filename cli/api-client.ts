@@ -1,5 +1,5 @@
 /**
- * The HTTP client of the daemon's API (api.md §9.1): reads
+ * The HTTP client of the daemon's API: reads
  * SERVICE_PROJECT_TOKEN and SERVICE_PLATFORM_HOST (default
  * http://127.0.0.1:8080) from the environment, then the `env:` map of
  * ~/.service/env.yaml. API errors become `error: <error> (<code>)`; an

@@ -1,6 +1,6 @@
 /**
  * The CLI's logger: stderr, level from --debug/--trace, `SERVICE_LOGGING=JSON`
- * for JSON lines (build.md §14.5). `write` is the command's stderr (the Io's
+ * for JSON lines. `write` is the command's stderr (the Io's
  * `err`), so in-process callers and tests see the warnings it prints.
  */
 import { streamLogger, type Level, type Logger } from '../engine/log.js';

@@ -2,7 +2,7 @@
  * `service conns list` and `service conns test NAME` on this machine's
  * connections (the project `env.yaml` in the working directory,
  * `~/.service/env.yaml`, URL environment variables). A database test opens a
- * connection with a 10 s timeout and runs `select 1` (api.md §4.4).
+ * connection with a 10 s timeout and runs `select 1`.
  */
 import { join } from 'node:path';
 import { loadConnections } from '../engine/connections/index.js';

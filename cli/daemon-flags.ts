@@ -1,5 +1,5 @@
 /**
- * Flags of `service serve` and the operator commands (api.md §8, §9.2):
+ * Flags of `service serve` and the operator commands:
  * parsed strictly, with the same `error: …` / exit 2 convention as the build
  * commands.
  */
@@ -19,7 +19,7 @@ export interface DaemonFlags {
 
 const usage = (m: string) => new EngineError('usage', m);
 
-/** `(<int>(s|m|h|d|w))+` (api.md §2.7) in milliseconds. */
+/** `(<int>(s|m|h|d|w))+` in milliseconds. */
 export function parseJobDuration(text: string): number | undefined {
   if (!/^(\d+(s|m|h|d|w))+$/.test(text)) return undefined;
   const unit: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

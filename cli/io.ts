@@ -1,5 +1,5 @@
 /**
- * Where the CLI writes, and how it reports a failure (build.md §14.3, §15.1):
+ * Where the CLI writes, and how it reports a failure:
  * `fatal: <error chain>` and exit 1, or for usage errors `error: <message>`,
  * the usage hint and exit 2.
  */

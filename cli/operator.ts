@@ -1,5 +1,5 @@
 /**
- * Operator commands (api.md §9.2): act on the state store and data dir
+ * Operator commands: act on the state store and data dir
  * directly, may run while the daemon runs, and are not reachable over HTTP.
  *   service project create NAME [--git-url URL] [--git-branch B] [--git-poll S] [--git-enabled=true|false]
  *   service project update NAME [same git flags]

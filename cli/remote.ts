@@ -1,5 +1,5 @@
 /**
- * API client commands (api.md §9.1) — message producers over HTTP:
+ * API client commands — message producers over HTTP:
  * `service jobs|execs|files|git …` and `service conns … --remote` (plain
  * `service conns` works on this machine's connections without a daemon;
  * with SERVICE_PLATFORM_HOST set or `--remote` it asks the daemon).
@@ -24,7 +24,7 @@ const readStdin = () => readFileSync(0);
 
 const usage = (m: string) => new EngineError('usage', m);
 
-/** Commands of §9.1 with the positional argument each one needs. */
+/** Commands with the positional argument each one needs. */
 const COMMANDS: Readonly<Record<string, string | undefined>> = {
   'jobs list': undefined, 'jobs get': 'JOB_ID', 'jobs run': 'JOB_ID',
   'execs list': undefined, 'execs get': 'EXEC_ID', 'execs log': 'EXEC_ID', 'execs cancel': 'EXEC_ID',

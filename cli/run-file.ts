@@ -4,7 +4,7 @@
  * ExecutionService. The job file's folder plays the project root (so `path`,
  * `build` and `file://` references resolve against it); connections come
  * from an `env.yaml` beside the file, `~/.service/env.yaml` and URL-valued
- * environment variables (build.md §3.4); the state store is an in-memory
+ * environment variables; the state store is an in-memory
  * SQLite database holding a one-off project, job and execution.
  *
  * Progress (the execution's state changes and every task or step line as it
@@ -106,7 +106,7 @@ function executionView(e: ExecutionRecord) {
   const { project_id: _p, overrides: _o, ...view } = e;
   return view;
 }
-/** §3.5 field order (`output` before `metrics`, as the API renders it). */
+/** Field order (`output` before `metrics`, as the API renders it). */
 function taskView(t: TaskRecord) {
   const { seq: _s, output, metrics, ...view } = t;
   return { ...view, ...(output !== undefined ? { output } : {}), metrics };

@@ -1,7 +1,7 @@
 /**
- * `service serve` (api.md §8): one process with the HTTP API, the scheduler
+ * `service serve`: one process with the HTTP API, the scheduler
  * and the execution workers. Start: open and migrate the store → restart
- * recovery (§5.6) → schedules → listen → dispatch. Shutdown on SIGTERM or
+ * recovery → schedules → listen → dispatch. Shutdown on SIGTERM or
  * SIGINT: stop accepting, stop the scheduler and dispatch, wait up to the
  * grace period for running executions, cancel the rest, close the store,
  * exit 0; a second signal cancels at once.
@@ -41,7 +41,7 @@ export interface RunningDaemon {
   readonly server: Server;
   readonly store: StateStore;
   readonly url: string;
-  /** Graceful stop (§8); `immediate` skips the wait. */
+  /** Graceful stop; `immediate` skips the wait. */
   stop(immediate?: boolean): Promise<void>;
 }
 

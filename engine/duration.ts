@@ -1,5 +1,5 @@
 /**
- * Durations for ranges (build.md §9.1): `<int><unit>` with unit in
+ * Durations for ranges: `<int><unit>` with unit in
  * ms,s,m,h,d,w,mo,y. ms..w are fixed UTC lengths; mo and y are calendar
  * steps anchored on the start (window k starts at start + k·N months, the day
  * clamped to the month's end), so Jan 31 + 1mo = Feb 29 (2024), + 2mo = Mar 31.

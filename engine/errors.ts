@@ -1,7 +1,7 @@
 /**
  * One way to fail: every failure the engine reports is an EngineError with a
  * stable `code`, a human `message` and an optional `cause`. Messages chain
- * outer-first joined with ": " (spec build.md §1 "Error chains"), so a wrapper
+ * outer-first joined with ": ", so a wrapper
  * adds only its own stage text and keeps the cause intact.
  */
 

@@ -34,7 +34,7 @@ export function homeEnvVars(env: NodeJS.ProcessEnv = process.env): Record<string
 }
 
 /**
- * Variable lookup in the order of §3.2: the step's/pipeline's env, the
+ * Variable lookup in the order: the step's/pipeline's env, the
  * process environment, then the home env file. Empty counts as unset.
  */
 export function lookupVar(name: string, stepEnv?: Readonly<Record<string, string>>, env: NodeJS.ProcessEnv = process.env): string | undefined {

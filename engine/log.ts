@@ -1,5 +1,5 @@
 /**
- * Logging to stderr in the spec's line format (build.md §15.1):
+ * Logging to stderr in the spec's line format:
  * `<time> <LVL> <message>`; time `3:04PM`, or `YYYY-MM-DD HH:mm:ss.SSS` with
  * --debug/--trace. SERVICE_LOGGING=JSON writes `{"level","msg","time"}`.
  * The engine only sees the `Logger` interface, so a pipeline step or the
@@ -72,7 +72,7 @@ export interface BatchedWriter {
 /**
  * Joins the texts written during one turn of the event loop into one write
  * to `write`, in order, none dropped. A daemon under load logs one line per
- * request (api.md §9); process.stderr writes are synchronous for files and
+ * request; process.stderr writes are synchronous for files and
  * pipes, so a write per line costs a system call per request, where a batch
  * costs one per turn. Queued text is flushed at `setImmediate` and, through
  * a process 'exit' listener, when the process ends (an uncaught exception

@@ -1,5 +1,5 @@
 /**
- * `--range start,end[,step]` (build.md §9.2): validated from the argument
+ * `--range start,end[,step]`: validated from the argument
  * alone (usage errors, exit 2) and turned into chunks `[lower, upper)`.
  */
 import { EngineError } from './errors.js';

@@ -1,10 +1,10 @@
 /**
- * "Did you mean" hints for names that do not resolve (spec build.md §12.5):
+ * "Did you mean" hints for names that do not resolve:
  * shared by failing exact selectors, `ref()` and `relationships.to`, so the
  * three report near-misses identically. A candidate qualifies when its name
  * ends with `_<query>` (the user left off a prefix such as `stg_`) or is
  * within Levenshtein distance 2; comparison is case-insensitive like names
- * themselves (§2.7).
+ * themselves.
  */
 
 export interface SuggestionCandidate {

@@ -1,5 +1,5 @@
 /**
- * The daemon's Koa application (api.md §2): request id and one log line per
+ * The daemon's Koa application: request id and one log line per
  * request, errors rendered as `{error, code}` in one place, token
  * authentication before routing, then the route table. The app is a message
  * producer: handlers call services and render what they return.
@@ -24,7 +24,7 @@ const TOKEN = /^Service-Project-Token ([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89a
 
 async function authenticate(header: string | undefined, lookup: AppOptions['projectForDigest']): Promise<string> {
   const m = TOKEN.exec(header ?? '');
-  // The scheme is case-insensitive; the token itself must be lowercase (§2.2).
+  // The scheme is case-insensitive; the token itself must be lowercase.
   if (!m || m[1] !== m[1]!.toLowerCase() || !/^service-project-token$/i.test(header!.split(' ')[0]!)) throw unauthorized();
   const project = await lookup(sha256hex(m[1]!));
   if (!project) throw unauthorized();

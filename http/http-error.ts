@@ -1,5 +1,5 @@
 /**
- * Errors as the API renders them (api.md §2.5): `{error, code}` with a fixed
+ * Errors as the API renders them: `{error, code}` with a fixed
  * status per code. Route handlers throw `HttpError`; engine errors are mapped
  * by their code in one place (`toHttpError`), so no handler formats a
  * response body for a failure.
@@ -42,7 +42,7 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
   if (err instanceof EngineError) {
     const hit = BY_ENGINE_CODE[err.code];
-    // A job-file error carries its problems (api.md §3.9) into the body.
+    // A job-file error carries its problems into the body.
     const problems = (err as { problems?: unknown }).problems;
     if (hit) return new HttpError(hit[0], hit[1], errorChain(err), problems !== undefined ? { problems } : undefined);
   }

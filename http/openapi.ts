@@ -1,6 +1,6 @@
 /**
  * OpenAPI 3.1 generated from the route table and its superstruct schemas
- * (api.md §4.2): each body schema is walked into JSON Schema, so the
+ * Each body schema is walked into JSON Schema, so the
  * published contract is the one the validator enforces.
  */
 import type { Struct } from 'superstruct';

@@ -90,7 +90,7 @@ class Harness {
   }
 }
 
-describe('supervisor: ready queue and threads (§13.2)', () => {
+describe('supervisor: ready queue and threads', () => {
   it('starts roots in DAG order and appends newly ready nodes FIFO', () => {
     const h = new Harness({ nodes: [node('a'), node('b'), node('c'), node('d', ['a'])], threads: 1 });
     h.start();
@@ -173,7 +173,7 @@ describe('supervisor: ready queue and threads (§13.2)', () => {
   });
 });
 
-describe('supervisor: skips (§13.3)', () => {
+describe('supervisor: skips', () => {
   it('skips dependents of a failed node through two levels, even those with another dependency still running', () => {
     const h = new Harness({
       nodes: [node('a'), node('d'), node('b', ['a']), node('c', ['b']), node('e', ['a', 'd'])],
@@ -233,7 +233,7 @@ describe('supervisor: skips (§13.3)', () => {
   });
 });
 
-describe('supervisor: fail-fast (§13.3)', () => {
+describe('supervisor: fail-fast', () => {
   it('stops starting nodes after the first error, lets running ones finish, skips the rest', () => {
     const h = new Harness({ nodes: [node('a'), node('b'), node('c'), node('d', ['b'])], threads: 2, failFast: true });
     h.start();
@@ -269,7 +269,7 @@ describe('supervisor: fail-fast (§13.3)', () => {
   });
 });
 
-describe('supervisor: cancellation (§13.4)', () => {
+describe('supervisor: cancellation', () => {
   it('cancels running tasks, records them as cancelled whatever they report, skips the rest', () => {
     const h = new Harness({ nodes: [node('a'), node('b'), node('c'), node('d', ['a'])], threads: 2 });
     h.start(0);

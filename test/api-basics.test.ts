@@ -116,7 +116,7 @@ test('row 5: testing BROKEN is a 200 with valid false and no secret; NOPE is 404
   assert.deepEqual(exportsConn.body, { valid: true });
 });
 
-test('row 29: paths not in §4 are 404 "no route for <METHOD> <path>", also a known path with the wrong method', async () => {
+test('row 29: unknown paths are 404 "no route for <METHOD> <path>", also a known path with the wrong method', async () => {
   for (const [method, p] of [['GET', '/project/files'], ['GET', '/project/file/list'], ['POST', '/project/file/get'], ['GET', '/project/job/save/']] as const) {
     const res = await api.request(method, p);
     assert.equal(res.status, 404);

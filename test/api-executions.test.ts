@@ -1,5 +1,5 @@
 // Executions through the HTTP API on real PostgreSQL (api.md §4.16–§4.19,
-// §5.3, §5.4, §11 rows 5, 17–24): a query job on the WAREHOUSE connection
+// Rows 5, 17–24): a query job on the WAREHOUSE connection
 // runs to success, policy skip records a skipped run, cancel stops the
 // statement in the database, and the list / tasks / steps endpoints with
 // every parameter rule. (Rows 17, 19 and 20 use a query job: replication
@@ -11,7 +11,7 @@ import { eventually, EXEC_ID, TIME, type ApiServer } from './helpers/api-server.
 
 const fx = usePgDaemon('api_exec', "create table public.users (id int primary key, name text); insert into public.users values (1, 'ada'), (2, 'bob'), (3, 'cy')");
 const ready = (t: TestContext) => fx.ready(t);
-/** Shared between the ordered scenarios, as in §11. */
+/** Shared between the ordered scenarios,. */
 const state: { usersExec?: string; slowJob?: string; slowFirst?: string } = {};
 
 const bad = (error: string) => ({ error, code: 'bad_request' });

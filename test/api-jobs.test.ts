@@ -183,7 +183,7 @@ test('save rules: files, streams, enums, ranges and vars each answer 400 with th
   const ok = await saveJob({ ...base, file_name: 'replications/all.yaml', streams: ['public.orders', 'sales.orders'], config: { vars: { START: '2025-01-01', N: 3, FLAG: true } } });
   assert.equal(ok.status, 200);
   assert.deepEqual(ok.body.config.vars, { START: '2025-01-01', N: 3, FLAG: true });
-  // null means absent (§2.4).
+  // null means absent.
   const nulls = await saveJob({ ...base, description: null, config: { mode: null, threads: null } });
   assert.deepEqual([nulls.status, nulls.body.description, nulls.body.config.threads], [200, '', 1]);
 });

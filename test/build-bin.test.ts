@@ -1,4 +1,4 @@
-// The compiled binary end to end (spec build.md §14.4, §15.1): `node
+// The compiled binary end to end: `node
 // bin/service.js` runs dist/ (built by `npm test`'s pretest), with the exit
 // code and the stdout/stderr split a shell or a CI job sees.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// service_build.yml through the CLI (spec build.md §2.2, §3): every key of
+// service_build.yml through the CLI: every key of
 // §3.1, `${VAR}` substitution, the §3.2 unresolved-field messages in their
 // order, §3.3 mode/schema/target resolution, and the load errors/warnings.
 import { test } from 'node:test';
@@ -9,7 +9,7 @@ import { build, tempDir, compiledNode, duckProject, fatal, json, listNames, logL
 
 const tables = (r: Awaited<ReturnType<typeof build>>) => (json(r) as { name: string; table?: string }[]).map((e) => `${e.name}=${e.table}`);
 
-test('§3.1 target, vars and every defaults key reach list/compile', async () => {
+test('target, vars and every defaults key reach list/compile', async () => {
   const dir = duckProject(
     {
       'raw.csv': 'id\n1\n',
@@ -54,13 +54,13 @@ test('§3.1 target, vars and every defaults key reach list/compile', async () =>
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('§3.1 vars render as top-level variables and through var()', async () => {
+test('vars render as top-level variables and through var()', async () => {
   const dir = duckProject({ 'a.sql': 'select {{ n }} as n, {{ var("m") }} as m' }, 'target: DUCK\nvars: {n: 7, m: 8}\n');
   const r = await build('compile', dir, '--json');
   assert.equal(compiledNode(r, 'a').sql, 'select 7 as n, 8 as m');
 });
 
-test('§3.2 ${VAR} and ${VAR:-fallback}; empty counts as unset; bare $VAR is literal; no re-scan', async () => {
+test('${VAR} and ${VAR:-fallback}; empty counts as unset; bare $VAR is literal; no re-scan', async () => {
   const dir = duckProject(
     { 'a.sql': "select '{{ v1 }}' as v1, '{{ v2 }}' as v2, '{{ v3 }}' as v3, '{{ v4 }}' as v4" },
     'target: ${SVC_T_WH:-DUCK}\nvars:\n  v1: ${SVC_T_A}\n  v2: x_${SVC_T_EMPTY:-fb}\n  v3: $SVC_T_A\n  v4: ${SVC_T_NESTED}\n',
@@ -80,7 +80,7 @@ test('§3.2 ${VAR} and ${VAR:-fallback}; empty counts as unset; bare $VAR is lit
   });
 });
 
-test('§3.2 lookup falls back to the env: map of $SERVICE_HOME_DIR/env.yaml; the process env wins', async () => {
+test('lookup falls back to the env: map of $SERVICE_HOME_DIR/env.yaml; the process env wins', async () => {
   const home = tempDir('svc-home-');
   writeFileSync(join(home, 'env.yaml'), 'env:\n  SVC_T_HOMEVAR: from_home\n');
   const dir = duckProject({ 'a.sql': "select '{{ v }}' as v" }, 'target: DUCK\nvars: {v: "${SVC_T_HOMEVAR}"}\n');
@@ -92,7 +92,7 @@ test('§3.2 lookup falls back to the env: map of $SERVICE_HOME_DIR/env.yaml; the
   });
 });
 
-test('§3.2 a substituted value that breaks YAML is a parse error', async () => {
+test('a substituted value that breaks YAML is a parse error', async () => {
   const dir = duckProject({ 'a.sql': 'select 1' }, 'target: ${SVC_T_BAD}\n');
   await withEnv({ SVC_T_BAD: '[unclosed' }, async () => {
     const r = await build('list', dir);
@@ -106,7 +106,7 @@ const unset = (field: string, name: string, hint: string) =>
 const TARGET_HINT = ',\nor pass --target <name>.';
 const SCHEMA_HINT = ',\nor pass --schema <name>.';
 
-test('§3.2 unresolved fields are reported one at a time in the spec order, each with its hint', async () => {
+test('unresolved fields are reported one at a time in the spec order, each with its hint', async () => {
   const dir = duckProject(
     { 'a.sql': 'select 1 as x' },
     [
@@ -155,7 +155,7 @@ test('§3.2 unresolved fields are reported one at a time in the spec order, each
   });
 });
 
-test('§3.2 dev mode without dev.target uses `target`; A5 target: ${WH} unset', async () => {
+test('dev mode without dev.target uses `target`; A5 target: ${WH} unset', async () => {
   const dir = duckProject({ 'a.sql': 'select 1 as x' }, 'target: ${SVC_WH}\ndev: {schema: dev_x}\n');
   await withEnv({ SVC_WH: undefined }, async () => {
     const r = await build('compile', dir);
@@ -188,7 +188,7 @@ test('A4 --prod avoids the dev.schema error; DEV_USER set gives dev names', asyn
   });
 });
 
-test('§3.3 --prod with --schema is a usage error (exit 2)', async () => {
+test('--prod with --schema is a usage error (exit 2)', async () => {
   const dir = duckProject({ 'a.sql': 'select 1' });
   const r = await build('list', dir, '--prod', '--schema', 'x');
   assert.equal(r.code, 2);
@@ -196,7 +196,7 @@ test('§3.3 --prod with --schema is a usage error (exit 2)', async () => {
   assert.equal(r.err, "error: cannot combine --prod and --schema\nRun 'service build list --help' for usage.\n");
 });
 
-test('§3.3 dev mode with an empty dev schema', async () => {
+test('dev mode with an empty dev schema', async () => {
   for (const dev of ['dev: {target: DUCK}', 'dev:', "dev: {schema: ''}"]) {
     const dir = duckProject({ 'a.sql': 'select 1' }, `target: DUCK\n${dev}\n`);
     const r = await build('list', dir);
@@ -206,7 +206,7 @@ test('§3.3 dev mode with an empty dev schema', async () => {
   }
 });
 
-test('§3.3 dev.target replaces target in dev mode only; --target wins', async () => {
+test('dev.target replaces target in dev mode only; --target wins', async () => {
   const dir = project({
     'service_build.yml': 'target: DUCK\ndev: {schema: d, target: DUCK2}\n',
     'env.yaml': DUCK_ENV + '  DUCK2:\n    type: duckdb\n    instance: wh2.duckdb\n',
@@ -219,7 +219,7 @@ test('§3.3 dev.target replaces target in dev mode only; --target wins', async (
   assert.equal(compiledNode(await build('compile', dir, '--json'), 'a').sql, "select 'DUCK2' as t");
 });
 
-test('§2.2 both .yml and .yaml: warning, .yml used; names match case-insensitively; empty file is valid', async () => {
+test('both .yml and .yaml: warning, .yml used; names match case-insensitively; empty file is valid', async () => {
   const dir = duckProject({ 'service_build.yaml': 'target: NOPE\n', 'a.sql': 'select 1' });
   const r = await build('compile', dir, '--json');
   assert.equal(r.code, 0, r.err);
@@ -236,7 +236,7 @@ test('§2.2 both .yml and .yaml: warning, .yml used; names match case-insensitiv
   assert.deepEqual(json(e), [{ name: 'a', type: 'full-refresh', file: 'a.sql' }]);
 });
 
-test('§3.1 invalid YAML and type errors: could not load <file>: could not parse config file: …', async () => {
+test('invalid YAML and type errors: could not load <file>: could not parse config file: …', async () => {
   for (const text of ['target: [unclosed\n', 'target: [a, b]\n', 'dbt_project: maybe\n', '- a\n- b\n']) {
     const dir = duckProject({ 'a.sql': 'select 1' }, text);
     const r = await build('list', dir, '--json');
@@ -248,7 +248,7 @@ test('§3.1 invalid YAML and type errors: could not load <file>: could not parse
   }
 });
 
-test('§3.4 compile: an unsupported or malformed target connection is a target error', async () => {
+test('compile: an unsupported or malformed target connection is a target error', async () => {
   const mysql = project({ 'service_build.yml': 'target: MY\n', 'env.yaml': 'connections:\n  MY:\n    type: mysql\n    url: mysql://u@h/db\n', 'a.sql': 'select 1' });
   const r = await build('compile', mysql);
   assert.equal(r.code, 1);
@@ -261,7 +261,7 @@ test('§3.4 compile: an unsupported or malformed target connection is a target e
   assert.equal((await build('list', mysql, '--json')).code, 0);
 });
 
-test('§3.4 an environment variable holding a duckdb:// URL is a target; compile does not create the file', async () => {
+test('an environment variable holding a duckdb:// URL is a target; compile does not create the file', async () => {
   const dir = project({ 'service_build.yml': 'target: SVC_T_DUCKURL\n', 'a.sql': "select '{{ target.type }}' as t" });
   await withEnv({ SVC_T_DUCKURL: `duckdb://${dir}/wh.duckdb` }, async () => {
     const r = await build('compile', dir, '--json');
@@ -271,7 +271,7 @@ test('§3.4 an environment variable holding a duckdb:// URL is a target; compile
   });
 });
 
-test('§3.1 defaults.mode and defaults.merge_strategy validation; snapshot warning', async () => {
+test('defaults.mode and defaults.merge_strategy validation; snapshot warning', async () => {
   const cases: [string, string][] = [
     ['defaults: {mode: bogus}', "service_build.yml: unknown defaults.mode 'bogus'; expected one of: append, full-refresh, incremental, truncate, view"],
     ['defaults: {mode: ephemeral}', 'service_build.yml: defaults.mode: ephemeral models are not supported; use view or table'],
@@ -293,7 +293,7 @@ test('§3.1 defaults.mode and defaults.merge_strategy validation; snapshot warni
   assert.equal((json(await build('list', table, '--json')) as { type: string }[])[0]!.type, 'full-refresh');
 });
 
-test('§3.1 unknown keys are ignored (named on a DEBUG line only)', async () => {
+test('unknown keys are ignored (named on a DEBUG line only)', async () => {
   const dir = duckProject({ 'a.sql': 'select 1' }, 'target: DUCK\nprofile: x\ndefaults: {range: {advance: 1d}}\n');
   const r = await build('list', dir, '--json');
   assert.equal(r.code, 0, r.err);

@@ -1,4 +1,4 @@
-// Project discovery through `service build list` (spec build.md §2): build
+// Project discovery through `service build list`: build
 // path checks, file classification, nested projects, dbt_project mode, and
 // the duplicate-name errors with their exact texts.
 import { test } from 'node:test';
@@ -14,7 +14,7 @@ const entries = async (dir: string, ...extra: string[]): Promise<Entry[]> => {
 };
 const files = (list: Entry[]) => list.map((e) => e.file).sort();
 
-test('§2.1 a missing path or a file path fails with the absolute path (exit 1)', async () => {
+test('a missing path or a file path fails with the absolute path (exit 1)', async () => {
   const dir = project({ 'a.sql': 'select 1' });
   const missing = join(dir, 'nope');
   const r = await build('list', missing);
@@ -27,7 +27,7 @@ test('§2.1 a missing path or a file path fails with the absolute path (exit 1)'
   assert.deepEqual(await entries(dir), [{ name: 'a', type: 'full-refresh', file: 'a.sql' }]);
 });
 
-test('§2.3 classification: hidden entries, node_modules, config files, macros, seeds by extension, other files', async () => {
+test('classification: hidden entries, node_modules, config files, macros, seeds by extension, other files', async () => {
   const dir = duckProject({
     'model.sql': 'select 1',
     'Upper.CSV': 'a\n1\n',
@@ -63,7 +63,7 @@ test('§2.3 classification: hidden entries, node_modules, config files, macros, 
   assert.equal(compiledNode(c, 's').sql, 'select 2 as x');
 });
 
-test('§2.4 nested projects (own config file, any depth) are skipped with their whole subtree', async () => {
+test('nested projects (own config file, any depth) are skipped with their whole subtree', async () => {
   const dir = project({
     'service_build.yml': '',
     'top.sql': 'select 1',
@@ -79,7 +79,7 @@ test('§2.4 nested projects (own config file, any depth) are skipped with their 
   assert.deepEqual(files(await entries(dir)), ['a/keep.sql', 'top.sql']);
 });
 
-test('§2.5 dbt_project: true discovers models/ and seeds/ only; schema from the path under them; file relative to the build path', async () => {
+test('dbt_project: true discovers models/ and seeds/ only; schema from the path under them; file relative to the build path', async () => {
   const dir = duckProject(
     {
       'models/staging/x.sql': "select * from {{ ref('country_codes') }}",
@@ -114,7 +114,7 @@ test('§2.5 dbt_project: true discovers models/ and seeds/ only; schema from the
   assert.deepEqual((await entries(dir, '-s', 'path:staging')).map((e) => e.name), ['x']);
 });
 
-test('§2.5 dbt_project map form overrides either directory; a missing directory contributes nothing', async () => {
+test('dbt_project map form overrides either directory; a missing directory contributes nothing', async () => {
   const dir = duckProject(
     { 'sql/a/m.sql': 'select 1', 'data/d.csv': 'x\n1\n', 'models/ignored.sql': 'select 1', 'seeds/ignored.csv': 'x\n1\n' },
     'target: DUCK\ndbt_project: {models_path: sql, seeds_path: data}\n',
@@ -128,7 +128,7 @@ test('§2.5 dbt_project map form overrides either directory; a missing directory
   assert.deepEqual(files(await entries(onlyModels)), ['models/m.sql']);
 });
 
-test('§2.7 duplicate names (case-insensitive) are load errors with the exact texts', async () => {
+test('duplicate names (case-insensitive) are load errors with the exact texts', async () => {
   const cases: [Record<string, string>, string][] = [
     [{ 'b/x.sql': 'select 1', 'a/x.sql': 'select 1' }, "duplicate model name 'x': found in both 'a/x.sql' and 'b/x.sql'"],
     [{ 'alpha/x.sql': 'select 1', 'Zeta/x.sql': 'select 1' }, "duplicate model name 'x': found in both 'Zeta/x.sql' and 'alpha/x.sql'"],
@@ -146,7 +146,7 @@ test('§2.7 duplicate names (case-insensitive) are load errors with the exact te
   assert.match(fatal(await build('list', cased)), /: duplicate model name '(Orders|orders)': found in both 'a\/Orders\.sql' and 'b\/orders\.sql'$/);
 });
 
-test('§2.7 the name is the file stem without its last extension; names keep their case', async () => {
+test('the name is the file stem without its last extension; names keep their case', async () => {
   const dir = duckProject({ 'marts/core/fct_orders.sql': 'select 1', 'raw.v2.csv': 'a\n1\n', 'Mixed_Case.sql': 'select 1' });
   const list = await entries(dir);
   assert.deepEqual(

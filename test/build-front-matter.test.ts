@@ -23,7 +23,7 @@ async function failure(body: string, config?: string): Promise<{ dir: string; me
   return { dir, message: fatal(r) };
 }
 
-test('§5.1 /** yaml **/ front-matter, block style, leading whitespace allowed', async () => {
+test('/** yaml **/ front-matter, block style, leading whitespace allowed', async () => {
   const { node } = await one('\n  /**\nmode: view\ntags:\n  - a\n  - b\n**/\nselect 1 as x');
   assert.equal(node.mode, 'view');
   assert.deepEqual(node.tags, ['a', 'b']);
@@ -33,7 +33,7 @@ test('§5.1 /** yaml **/ front-matter, block style, leading whitespace allowed',
   assert.equal(inline.node.sql, 'select 2');
 });
 
-test('§5.1 /* { … } */ is front-matter only when it is a mapping; /* not yaml */ is an ordinary comment', async () => {
+test('/* { … } */ is front-matter only when it is a mapping; /* not yaml */ is an ordinary comment', async () => {
   const fm = await one('/* {mode: view, tags: [x]} */\nselect 1');
   assert.equal(fm.node.mode, 'view');
   assert.deepEqual(fm.node.tags, ['x']);
@@ -47,7 +47,7 @@ test('§5.1 /* { … } */ is front-matter only when it is a mapping; /* not yaml
   assert.equal(broken.node.sql, '/* {mode: [oops */\nselect 1');
 });
 
-test('§5.1 -- { … } lines are joined; multi-line form works; other -- lines are comments', async () => {
+test('-- { … } lines are joined; multi-line form works; other -- lines are comments', async () => {
   const single = await one('-- {mode: view}\nselect 1');
   assert.equal(single.node.mode, 'view');
   assert.equal(single.node.sql, 'select 1');
@@ -63,7 +63,7 @@ test('§5.1 -- { … } lines are joined; multi-line form works; other -- lines a
   assert.equal(notMapping.node.mode, 'full-refresh');
 });
 
-test('§5.1 a Jinja expression in a leading comment is not front-matter (config() in it still runs, as in dbt)', async () => {
+test('a Jinja expression in a leading comment is not front-matter (config() in it still runs, as in dbt)', async () => {
   for (const body of ["-- {{ config(materialized='view') }}\nselect 1", "/* {{ config(materialized='view') }} */\nselect 1"]) {
     const { node, logs } = await one(body);
     assert.equal(node.mode, 'view', body);
@@ -71,7 +71,7 @@ test('§5.1 a Jinja expression in a leading comment is not front-matter (config(
   }
 });
 
-test('§5.1 an empty /** **/ is front-matter: config() in the body renders to nothing and changes nothing', async () => {
+test('an empty /** **/ is front-matter: config() in the body renders to nothing and changes nothing', async () => {
   for (const head of ['/** **/', '/**\n**/', '/**\n\n**/']) {
     const { node } = await one(`${head}\n{{ config(materialized='view', tags=['t']) }}select 1`, {}, 'target: DUCK\ndefaults: {tags: [d]}\n');
     assert.equal(node.mode, 'full-refresh', head);
@@ -83,7 +83,7 @@ test('§5.1 an empty /** **/ is front-matter: config() in the body renders to no
   assert.deepEqual(withFm.node.tags, ['fm']);
 });
 
-test('§5.1 invalid YAML and non-mapping front-matter', async () => {
+test('invalid YAML and non-mapping front-matter', async () => {
   const bad = await failure('/**\nmode: [unclosed\n**/\nselect 1');
   assert.match(bad.message, new RegExp(`^could not load build project from ${bad.dir}: model 'm': could not parse YAML frontmatter: \\S`));
   assert.doesNotMatch(bad.message, /\n|:$/);
@@ -93,7 +93,7 @@ test('§5.1 invalid YAML and non-mapping front-matter', async () => {
   }
 });
 
-test('§5.1/§5.2 pre_hook/post_hook in front-matter and in config()', async () => {
+test('pre_hook/post_hook in front-matter and in config()', async () => {
   for (const key of ['pre_hook', 'post_hook']) {
     const fm = await failure(`/**\n${key}: "grant select"\n**/\nselect 1`);
     assert.equal(fm.message, `could not load build project from ${fm.dir}: pre_hook/post_hook are not supported in service build frontmatter. Use hooks.start/hooks.end instead.`);
@@ -103,7 +103,7 @@ test('§5.1/§5.2 pre_hook/post_hook in front-matter and in config()', async () 
   }
 });
 
-test('§5.1 unknown front-matter keys warn and are ignored; §5.2 unrecognized config() keys warn', async () => {
+test('unknown front-matter keys warn and are ignored; §5.2 unrecognized config() keys warn', async () => {
   const fm = await one('/**\nmode: view\ncolour: blue\n**/\nselect 1');
   assert.equal(fm.node.mode, 'view');
   assert.deepEqual(fm.logs, ["WRN model 'm': unknown front-matter key 'colour' (ignored)"]);
@@ -112,7 +112,7 @@ test('§5.1 unknown front-matter keys warn and are ignored; §5.2 unrecognized c
   assert.deepEqual(cfg.logs, ["WRN model 'm': unrecognized config key 'persist_docs' (ignored)"]);
 });
 
-test('§5.2 the three config() forms set mode, materialized, tags, keys and strategy', async () => {
+test('the three config() forms set mode, materialized, tags, keys and strategy', async () => {
   const block = await one("{% config(materialized='view', tags=['a', 'b']) %}\nselect 1");
   assert.equal(block.node.mode, 'view');
   assert.deepEqual(block.node.tags, ['a', 'b']);
@@ -133,7 +133,7 @@ test('§5.2 the three config() forms set mode, materialized, tags, keys and stra
   assert.equal(noKey.node.mode, 'incremental');
 });
 
-test('§5.2 tags= replaces defaults.tags; front-matter tags union with them', async () => {
+test('tags= replaces defaults.tags; front-matter tags union with them', async () => {
   const config = 'target: DUCK\ndefaults: {tags: [base, shared]}\n';
   const cfg = await one("{{ config(tags=['own']) }}select 1", {}, config);
   assert.deepEqual(cfg.node.tags, ['own']);
@@ -143,13 +143,13 @@ test('§5.2 tags= replaces defaults.tags; front-matter tags union with them', as
   assert.deepEqual(none.node.tags, ['base', 'shared']);
 });
 
-test('§5.2 config(schema=/database=) warns and does not rename the table', async () => {
+test('config(schema=/database=) warns and does not rename the table', async () => {
   const { node, logs } = await one("{{ config(schema='elsewhere') }}select 1");
   assert.equal(node.table, 'public.m');
   assert.deepEqual(logs, ["WRN model 'm': config(schema=...) does not change the table name; use front-matter schema: instead"]);
 });
 
-test('§5.2 config(enabled=false) removes the model from the DAG; ref() to it still resolves without an edge', async () => {
+test('config(enabled=false) removes the model from the DAG; ref() to it still resolves without an edge', async () => {
   const dir = duckProject({
     'off.sql': '{{ config(enabled=false) }}select 1 as id',
     'fm_off.sql': '-- {enabled: false}\nselect 1 as id',
@@ -160,13 +160,13 @@ test('§5.2 config(enabled=false) removes the model from the DAG; ref() to it st
   assert.deepEqual((json(r) as { order: string[] }).order, ['user']);
   assert.equal(compiledNode(r, 'user').sql, 'select * from public.off join public.fm_off using (id)');
   assert.deepEqual(compiledNode(r, 'user').dependencies, []);
-  // A disabled model named exactly by a selector is an error (§12.2).
+  // A disabled model named exactly by a selector is an error.
   const sel = await build('list', dir, '-s', 'off');
   assert.equal(sel.code, 1);
   assert.match(fatal(sel), /^could not compile build project: could not apply selectors: /);
 });
 
-test('§5.2 mode and merge_strategy set by config() are validated when it runs', async () => {
+test('mode and merge_strategy set by config() are validated when it runs', async () => {
   const cases: [string, string][] = [
     ["{{ config(materialized='ephemeral') }}select 1", "model 'm': ephemeral models are not supported; use view or table"],
     ["{{ config(mode='bogus') }}select 1", "model 'm': unknown mode 'bogus'; expected one of: append, full-refresh, incremental, truncate, view"],
@@ -180,7 +180,7 @@ test('§5.2 mode and merge_strategy set by config() are validated when it runs',
   }
 });
 
-test('§5.4 front-matter keys replace defaults (explicit false included); tags union; hooks defaults first', async () => {
+test('front-matter keys replace defaults (explicit false included); tags union; hooks defaults first', async () => {
   const config = 'target: DUCK\ndefaults: {drop_cascade: true, unique_key: [a, b], tags: [d], hooks: {start: [{type: log, message: d}], end: [{type: log, message: d_end}]}}\n';
   const dir = duckProject({
     'm.sql': '/**\ndrop_cascade: false\nunique_key: k\ntags: [own, d]\nhooks:\n  start: [{type: log, message: m}]\n**/\nselect 1',

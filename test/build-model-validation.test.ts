@@ -23,7 +23,7 @@ async function loadError(files: Record<string, string>, message: string, config?
   }
 }
 
-test('§5.5 modes and aliases that resolve (trimmed, lower-cased)', async () => {
+test('modes and aliases that resolve (trimmed, lower-cased)', async () => {
   const cases: [string, string][] = [
     ['mode: full-refresh', 'full-refresh'],
     ['mode: view', 'view'],
@@ -50,7 +50,7 @@ test('§5.5 modes and aliases that resolve (trimmed, lower-cased)', async () => 
   assert.deepEqual(snap.logs, ["WRN model 'm': 'snapshot' mode is deprecated and means append-only insert; use 'append'. 'snapshot' will mean SCD2 in a future release"]);
 });
 
-test('§5.5 mode and materialized errors', async () => {
+test('mode and materialized errors', async () => {
   const cases: [string, string][] = [
     ['mode: ephemeral', "model 'm': ephemeral models are not supported; use view or table"],
     ['materialized: ephemeral', "model 'm': ephemeral models are not supported; use view or table"],
@@ -62,7 +62,7 @@ test('§5.5 mode and materialized errors', async () => {
   for (const [fm, message] of cases) await loadError({ 'm.sql': `/**\n${fm}\n**/\nselect 1` }, message);
 });
 
-test('§5.7 mode incremental requires update_key (front-matter or defaults.mode)', async () => {
+test('mode incremental requires update_key (front-matter or defaults.mode)', async () => {
   await loadError({ 'm.sql': '-- {mode: incremental, unique_key: id}\nselect 1' }, "model 'm': mode 'incremental' requires update_key");
   await loadError({ 'm.sql': 'select 1' }, "model 'm': mode 'incremental' requires update_key", 'target: DUCK\ndefaults: {mode: incremental}\n');
   assert.equal((await modeOf('select 1', 'target: DUCK\ndefaults: {mode: incremental, update_key: ts}\n')).mode, 'incremental');
@@ -84,7 +84,7 @@ test('A9 unknown merge_strategy: exact fatal line, exit 1, stdout empty; update+
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('§5.7 range.* validation', async () => {
+test('range.* validation', async () => {
   const inc = 'mode: incremental\nunique_key: id\nupdate_key: ts\n';
   const svc = "select 1 as id, now() as ts where {{ incremental_where_cond() }}";
   const cases: [string, string, string][] = [
@@ -102,7 +102,7 @@ test('§5.7 range.* validation', async () => {
   assert.equal(compiledNode(r, 'm').sql, 'select 1 as id, now() as ts where 1=1');
 });
 
-test('§8.1 incremental style mixing and legacy tokens', async () => {
+test('incremental style mixing and legacy tokens', async () => {
   await loadError(
     { 'm.sql': 'select 1 where {{ incremental_where_cond() }} {% if is_incremental() %}and 1=1{% endif %}' },
     "model 'm': cannot mix is_incremental() and incremental_where_cond() in the same model. Choose one pattern: either dbt-compatible (is_incremental() + {{ this }}) or service-native ({{ incremental_where_cond() }})",
@@ -123,7 +123,7 @@ test('§8.1 incremental style mixing and legacy tokens', async () => {
   assert.equal(compiledNode(r, 'dbt').sql, 'select 1 as v');
 });
 
-test('§10.1 every test-definition error, with the 1-based index', async () => {
+test('every test-definition error, with the 1-based index', async () => {
   const cases: [string, string][] = [
     ["'not_null'", 'test entry must be a mapping, got string'],
     ['{not_null: []}', 'not_null requires one or more columns'],
@@ -142,7 +142,7 @@ test('§10.1 every test-definition error, with the 1-based index', async () => {
   }
 });
 
-test('§10.1 relationships.to resolves like ref(): unknown is a compile error with suggestions; known adds an edge', async () => {
+test('relationships.to resolves like ref(): unknown is a compile error with suggestions; known adds an edge', async () => {
   const dir = duckProject({
     'customers.sql': 'select 1 as id',
     'orders.sql': '/**\ntests:\n  - not_null: id\n  - relationships: {column: customer_id, to: customer, field: id}\n**/\nselect 1 as customer_id',
@@ -194,7 +194,7 @@ test('A20 multi-statement model: pre_statements, the query, post_statements (JSO
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('§5.6 multi-statement errors, chained under the model', async () => {
+test('multi-statement errors, chained under the model', async () => {
   const prefix = "could not compile build project: could not compile models: model 'two': could not parse multi-statement models: ";
   const cases: [string, string][] = [
     ['select 1; select 2;', 'found 2 SELECT queries in model file; expected exactly 1'],

@@ -1,6 +1,6 @@
-// Node naming through list/compile (spec build.md §4): every row of the
-// §4.2 table, deep folders, overrides and their dev-mode warning, database
-// precedence, name rendering in SQL (§4.3) and the PostgreSQL limits (§4.4).
+// Node naming through list/compile: every row of the
+// Table, deep folders, overrides and their dev-mode warning, database
+// precedence, name rendering in SQL and the PostgreSQL limits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { build, compiledNode, duckProject, fatal, json, logLines, project, warehouseCreated, withEnv } from './helpers/build-cli.js';
@@ -13,7 +13,7 @@ const tableOf = async (dir: string, name: string, ...extra: string[]) => {
   return e.table;
 };
 
-test('§4.2 examples table, row by row', async () => {
+test('examples table, row by row', async () => {
   const plain = duckProject({
     'raw.sql': 'select 1',
     'staging/stg_orders.sql': 'select 1',
@@ -37,7 +37,7 @@ test('§4.2 examples table, row by row', async () => {
   assert.equal(await tableOf(lake, 'x'), 'lake.staging.x');
 });
 
-test('§4.1 front-matter schema wins in dev mode with a warning; the prod name still matches refs and selectors', async () => {
+test('front-matter schema wins in dev mode with a warning; the prod name still matches refs and selectors', async () => {
   const dir = duckProject(
     {
       'marts/fct.sql': '/**\nschema: reporting\n**/\nselect 1 as x',
@@ -62,7 +62,7 @@ test('§4.1 front-matter schema wins in dev mode with a warning; the prod name s
   assert.equal(await tableOf(dir, 'fct', '--prod'), 'reporting.fct');
 });
 
-test('§4.1 database precedence: front-matter > dev.database (dev) > defaults.database; seeds only the latter two', async () => {
+test('database precedence: front-matter > dev.database (dev) > defaults.database; seeds only the latter two', async () => {
   const dir = duckProject(
     { 'm.sql': 'select 1', 'fm.sql': '/**\ndatabase: lake\n**/\nselect 1', 's.csv': 'a\n1\n' },
     'target: DUCK\ndev: {schema: d, database: devdb}\ndefaults: {database: defdb}\n',
@@ -105,7 +105,7 @@ test('a three-level folder project compiles with the first folder as schema in p
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('§4.3 names are bare when lower-case identifiers, otherwise quoted; plain-text output never quotes', async () => {
+test('names are bare when lower-case identifiers, otherwise quoted; plain-text output never quotes', async () => {
   const dir = duckProject({
     'Orders.sql': 'select 1 as id',
     'Staging/stg.sql': 'select 1 as id',
@@ -121,7 +121,7 @@ test('§4.3 names are bare when lower-case identifiers, otherwise quoted; plain-
 
 const PG_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 
-test('§4.4 PostgreSQL: a database part is a compile error (models and seeds); compile does not connect', async () => {
+test('PostgreSQL: a database part is a compile error (models and seeds); compile does not connect', async () => {
   await withEnv({ SVC_PG: PG_URL }, async () => {
     const model = project({ 'service_build.yml': 'target: SVC_PG\n', 'x.sql': '/**\ndatabase: lake\n**/\nselect 1' });
     const r = await build('compile', model);
@@ -140,7 +140,7 @@ test('§4.4 PostgreSQL: a database part is a compile error (models and seeds); c
   });
 });
 
-test('§4.4 PostgreSQL: a schema or name over 63 bytes is a compile error', async () => {
+test('PostgreSQL: a schema or name over 63 bytes is a compile error', async () => {
   const long = 'n'.repeat(64);
   const fits = 'n'.repeat(63);
   const wide = 'é'.repeat(32); // 32 characters, 64 bytes

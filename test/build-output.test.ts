@@ -23,7 +23,7 @@ test('A1 list --json: the exact payload, nothing on stderr, no database file', a
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('§15.4 list text with a target: name, full name and kind in padded columns', async () => {
+test('list text with a target: name, full name and kind in padded columns', async () => {
   const r = await build('list', shop());
   assert.equal(r.code, 0, r.err);
   assert.equal(r.out, [
@@ -67,7 +67,7 @@ test('A6 compile --json: the exact payload, node fields in the spec order', asyn
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('§15.5 compile --json model keys: unique_key, update_key, merge_strategy (incremental only) in order', async () => {
+test('compile --json model keys: unique_key, update_key, merge_strategy (incremental only) in order', async () => {
   const dir = duckProject({
     'inc.sql': "/**\nmode: incremental\nunique_key: id\nupdate_key: ts\ntags: [b, a]\n**/\nselect 1 as id, now() as ts where {{ incremental_where_cond() }}",
     'keyed.sql': '-- {unique_key: [k1, k2], update_key: ts}\nselect 1 as k1',
@@ -83,7 +83,7 @@ test('§15.5 compile --json model keys: unique_key, update_key, merge_strategy (
   assert.equal(byName('deps'), '{"name":"deps","type":"model","table":"public.deps","file":"deps.sql","mode":"full-refresh","tags":[],"dependencies":["a_dep","b_dep"],"tests":[],"sql":"select * from public.b_dep, public.a_dep"}');
 });
 
-test('§15.5 compile text: execution order, then one block per node', async () => {
+test('compile text: execution order, then one block per node', async () => {
   const dir = duckProject({
     ...SHOP_FILES,
     'marts/inc.sql': "/**\nmode: incremental\nunique_key: [id, day]\nupdate_key: ts\nhooks: {start: [{type: log, message: go}]}\n**/\nselect 1 as id from {{ ref('fct_orders') }} where {{ incremental_where_cond() }}",
@@ -240,7 +240,7 @@ test('A18 run with no config, no --target, no -R prints the run help and creates
   assert.deepEqual(readdirSync(repo), ['sales']);
 });
 
-test('§14.5/§15.1 SERVICE_LOGGING=JSON writes log lines as {"level","msg","time"} on stderr; stdout keeps the payload', async () => {
+test('SERVICE_LOGGING=JSON writes log lines as {"level","msg","time"} on stderr; stdout keeps the payload', async () => {
   const dir = duckProject({ 'a.sql': 'select 1' });
   const r = await withEnv({ SERVICE_LOGGING: 'json' }, () => build('compile', dir, '--json', '--target', 'NOPE'));
   assert.equal(r.code, 0, r.err);

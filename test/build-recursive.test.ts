@@ -1,7 +1,7 @@
 // `-R` independent sub-projects for list and compile (spec build.md §17,
 // §15.8, A24): JSON array payloads, text headers, flags applied to every
 // child, load failures per child, the outside-files warning and the
-// selector rule of §17 [ext].
+// selector rule [ext].
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -56,7 +56,7 @@ test('A24 compile -R --json: one {path, target, order, nodes, compiled} per chil
   assert.deepEqual(items.dependencies, ['orders']);
 });
 
-test('§15.8 text forms: a header per sub-project and a blank line after each', async () => {
+test('text forms: a header per sub-project and a blank line after each', async () => {
   const dir = repo();
   const list = await build('list', dir, '-R');
   assert.equal(list.code, 0, list.err);
@@ -76,7 +76,7 @@ test('§15.8 text forms: a header per sub-project and a blank line after each', 
   assert.ok(compile.out.endsWith('\n\n# === Sub-project: sales (target: DUCK) ===\n# No models selected.\n\n'), compile.out);
 });
 
-test('§17 CLI flags apply to every child; each child keeps its own target', async () => {
+test('CLI flags apply to every child; each child keeps its own target', async () => {
   const dir = repo({ 'hr/service_build.yml': 'target: HRDB\n', 'hr/env.yaml': 'connections:\n  HRDB:\n    type: duckdb\n    instance: hr.duckdb\n' });
   const r = await build('list', dir, '-R', '--json', '--schema', 'dev_x');
   assert.equal(r.code, 0, r.err);
@@ -87,7 +87,7 @@ test('§17 CLI flags apply to every child; each child keeps its own target', asy
   ]);
 });
 
-test('§17 a child that fails to load fails list/compile with "could not compile sub-project <dir>: …", joined by "; "', async () => {
+test('a child that fails to load fails list/compile with "could not compile sub-project <dir>: …", joined by "; "', async () => {
   const one = repo({ 'hr/service_build.yml': 'target: [oops\n' });
   const r = await build('list', one, '-R', '--json');
   assert.equal(r.code, 1);
@@ -98,20 +98,20 @@ test('§17 a child that fails to load fails list/compile with "could not compile
   assert.match(f, /^could not compile sub-project hr: .*; could not compile sub-project sales: could not compile build project: could not compile models: could not compile template for model 'bad': ref\('nope'\) not found\.$/s);
 });
 
-test('§17 without -R a config-less root is one flat project that skips the child projects', async () => {
+test('without -R a config-less root is one flat project that skips the child projects', async () => {
   const dir = repo({ 'loose.sql': 'select 1', 'docs/notes.sql': 'select 2' });
   const r = await build('list', dir, '--json');
   assert.equal(r.code, 0, r.err);
   assert.deepEqual((json(r) as { file: string }[]).map((e) => e.file).sort(), ['docs/notes.sql', 'loose.sql']);
 });
 
-test('§17 only immediate, non-hidden children with a config file are sub-projects', () => {
+test('only immediate, non-hidden children with a config file are sub-projects', () => {
   assert.deepEqual(findChildProjects(repo({ 'c/Service_Build.YAML': '' })), ['c', 'hr', 'sales']);
 });
 
 const request = (path: string, select: string[] = [], exclude: string[] = []): BuildRequest => ({ verb: 'list', path, select, exclude });
 
-test('§17 prepareSubProjects: outside files warned about; a selector found in one child is not an error in another', () => {
+test('prepareSubProjects: outside files warned about; a selector found in one child is not an error in another', () => {
   const dir = repo({ 'loose.sql': 'select 1', 'docs/notes.sql': 'select 2', 'seed.csv': 'a\n1\n' });
   const logger = memoryLogger('info');
   const results = prepareSubProjects(request(dir, ['items']), dir, ['hr', 'sales'], logger);
@@ -132,7 +132,7 @@ test('§17 prepareSubProjects: outside files warned about; a selector found in o
 });
 
 
-test('§17 CLI: the outside-files warning and the per-child selector rule', async () => {
+test('CLI: the outside-files warning and the per-child selector rule', async () => {
   const dir = repo({ 'loose.sql': 'select 1' });
   const r = await build('list', dir, '-R', '--json', '-s', 'items');
   assert.equal(r.code, 0, r.err);
@@ -140,7 +140,7 @@ test('§17 CLI: the outside-files warning and the per-child selector rule', asyn
   assert.deepEqual(logLines(r.err), ['WRN ignoring 1 file(s) outside sub-projects']);
 });
 
-/** §17 merged mode: a root with its own config and two child projects. */
+/** Merged mode: a root with its own config and two child projects. */
 function merged(extra: Record<string, string> = {}): string {
   return project({
     'service_build.yml': 'target: DUCK\nvars: {region: eu, nested: {a: 1, b: 2}}\ndefaults: {tags: [root], mode: view, hooks: {start: [{type: log, message: root}]}}\n',
@@ -156,7 +156,7 @@ function merged(extra: Record<string, string> = {}): string {
   });
 }
 
-test('§17 merged mode: children join one DAG; config merged per child; naming unchanged', async () => {
+test('merged mode: children join one DAG; config merged per child; naming unchanged', async () => {
   const dir = merged();
   const list = await build('list', dir, '-R', '--json');
   assert.equal(list.code, 0, list.err);
@@ -184,7 +184,7 @@ test('§17 merged mode: children join one DAG; config merged per child; naming u
   assert.match(d.err, /DBG sales\/service_build\.yml: target, dev of a merged sub-project have no effect\n/);
 });
 
-test('§17 merged mode: a child config error names the child file', async () => {
+test('merged mode: a child config error names the child file', async () => {
   const bad = merged({ 'sales/service_build.yml': 'vars: [oops\n' });
   const r = await build('list', bad, '-R');
   assert.equal(r.code, 1);

@@ -56,7 +56,7 @@ test('A21 var("nope") and the other global errors', async () => {
   });
 });
 
-test('§6.2 target without a known connection: warning, type ""; env_var reads the home env file', async () => {
+test('target without a known connection: warning, type ""; env_var reads the home env file', async () => {
   const dir = duckProject({ 'm.sql': "select '{{ target.name }}/{{ target.type }}/{{ target.schema }}' as t" });
   const r = await build('compile', dir, '--json', '--target', 'NOWHERE');
   assert.equal(r.code, 0, r.err);
@@ -74,7 +74,7 @@ test('§6.2 target without a known connection: warning, type ""; env_var reads t
   });
 });
 
-test('§6.2 ref(): name or prod name, case-insensitive; unknown with "Did you mean" (≤5, sorted)', async () => {
+test('ref(): name or prod name, case-insensitive; unknown with "Did you mean" (≤5, sorted)', async () => {
   const dir = duckProject({
     'staging/stg_orders.sql': 'select 1 as id',
     'use.sql': "select * from {{ ref('stg_orders') }} a join {{ ref('STAGING.Stg_Orders') }} b using (id)",
@@ -98,7 +98,7 @@ test('§6.2 ref(): name or prod name, case-insensitive; unknown with "Did you me
   assert.equal(fatal(await build('compile', none)), `${RENDER}'use': ref('zzzzzz') not found.`);
 });
 
-test('§6.2 src()/source() return the name verbatim without an edge; this is the own current name', async () => {
+test('src()/source() return the name verbatim without an edge; this is the own current name', async () => {
   const dir = duckProject({
     'a.sql': "select * from {{ src('raw.orders') }} join {{ source('raw', 'customers') }} using (id) where '{{ this }}' <> ''",
   }, 'target: DUCK\ndev: {schema: dev_q}\n');
@@ -108,7 +108,7 @@ test('§6.2 src()/source() return the name verbatim without an edge; this is the
   assert.equal(await sqlOf(dir, 'a', '--prod'), "select * from raw.orders join raw.customers using (id) where 'public.a' <> ''");
 });
 
-test('§6.3 macros are scoped by folder; root macros apply everywhere; marts/ does not reach marts_v2/', async () => {
+test('macros are scoped by folder; root macros apply everywhere; marts/ does not reach marts_v2/', async () => {
   const dir = duckProject({
     'helpers.macros.sql': "{% macro cents(c) %}({{ c }} * 100){% endmacro %}",
     'marts/m.macros.sql': "{% macro marts_only() %}'marts'{% endmacro %}",
@@ -134,7 +134,7 @@ test('§6.3 macros are scoped by folder; root macros apply everywhere; marts/ do
   assert.ok(fatal(f).startsWith(`${RENDER}'c': `), f.err);
 });
 
-test('§6.3 shadowing: warning naming both files; the inner definition wins in its scope only', async () => {
+test('shadowing: warning naming both files; the inner definition wins in its scope only', async () => {
   const dir = duckProject({
     'helpers.macros.sql': "{% macro label() %}'root'{% endmacro %}",
     'marts/fmt.macros.sql': "{% macro label() %}'marts'{% endmacro %}",
@@ -148,7 +148,7 @@ test('§6.3 shadowing: warning naming both files; the inner definition wins in i
   assert.deepEqual(logLines(r.err), ['WRN macro \'label\' in marts/fmt.macros.sql shadows definition in helpers.macros.sql']);
 });
 
-test('§6.4 @name: node names and prod names become current names with an edge; other @ forms stay', async () => {
+test('@name: node names and prod names become current names with an edge; other @ forms stay', async () => {
   const dir = duckProject({
     'staging/stg_orders.sql': 'select 1 as id',
     'raw.csv': 'id\n1\n',
@@ -185,7 +185,7 @@ test('A4 compile in dev mode rewrites the prod name staging.stg_orders to dev_an
   });
 });
 
-test('§6.5 rewriting: bare names, prod names, quoted refs, join kinds; strings, comments, CTEs and self untouched', async () => {
+test('rewriting: bare names, prod names, quoted refs, join kinds; strings, comments, CTEs and self untouched', async () => {
   const dir = duckProject({
     'staging/stg_orders.sql': 'select 1 as id',
     'staging/stg_customers.sql': 'select 1 as id',
@@ -218,7 +218,7 @@ test('§6.5 rewriting: bare names, prod names, quoted refs, join kinds; strings,
   assert.deepEqual(m.dependencies, ['stg_orders']);
 });
 
-test('§6.5 rewrite: false keeps the SQL as written; only references equal to a current full name add edges', async () => {
+test('rewrite: false keeps the SQL as written; only references equal to a current full name add edges', async () => {
   const files = {
     'staging/stg_orders.sql': 'select 1 as id',
     'raw.csv': 'id\n1\n',
@@ -236,7 +236,7 @@ test('§6.5 rewrite: false keeps the SQL as written; only references equal to a 
   assert.deepEqual(compiledNode(c, 'm').dependencies, []);
 });
 
-test('§6.1 Jinja parse errors are "could not parse template"; undefined plain variables render empty', async () => {
+test('Jinja parse errors are "could not parse template"; undefined plain variables render empty', async () => {
   const bad = duckProject({ 'm.sql': 'select {% if x %}1' });
   const r = await build('compile', bad);
   assert.equal(r.code, 1);

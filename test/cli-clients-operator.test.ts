@@ -1,4 +1,4 @@
-// The operator commands of api.md §9.2 (`service project create|update|list`,
+// The operator commands (`service project create|update|list`,
 // `service token create`) through `main()` with captured output, on a fresh
 // temp data dir and its SQLite state store.
 import { after, before, test } from 'node:test';

@@ -1,10 +1,10 @@
-// The API client commands of api.md §9.1 (`service jobs|execs|files …`,
+// The API client commands (`service jobs|execs|files …`,
 // `service conns … --remote`) against a real in-process daemon: a fresh temp
 // data dir, project `acme` and its token made by the operator commands, and a
 // project env file whose WAREHOUSE connection is a fresh PostgreSQL database
 // holding public.users with 3 rows (test/helpers/cli-daemon.ts). Every
 // command runs through `main()` with captured output. Tests run in order and
-// share the jobs and executions they create. The operator commands of §9.2
+// share the jobs and executions they create. The operator commands
 // are in cli-clients-operator.test.ts.
 import { after, before, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Connection loading (build.md §3.4, api.md §3.1): properties and URL forms,
+ * Connection loading: properties and URL forms,
  * DuckDB path resolution (env file directory for `instance:`, working
  * directory for URLs), environment-variable URLs, source precedence with
  * case-insensitive names, listings without secrets, and broken files.

@@ -1,5 +1,5 @@
 /**
- * Secrets never reach a message (build.md §3.4): passwords inside URLs,
+ * Secrets never reach a message: passwords inside URLs,
  * `password=` pairs from drivers, and known passwords anywhere (also
  * URL-encoded) become `***`.
  */

@@ -1,5 +1,5 @@
 /**
- * The daemon's request log (api.md §2.1, §9): one line per request on
+ * The daemon's request log: one line per request on
  * stderr carrying the response's X-Request-Id. Lines are batched into one
  * write per event-loop turn (engine/log.ts batchedWriter); none may be lost
  * or reordered, under a burst of concurrent requests and across a SIGTERM.

@@ -1,5 +1,5 @@
 /**
- * The daemon as a real process (api.md §5.6, §8): `kill -9` during a long
+ * The daemon as a real process: `kill -9` during a long
  * query leaves the execution `interrupted` at the next start with every
  * saved file, job and finished execution intact; SIGTERM waits for the
  * grace period, cancels the rest, and exits 0.

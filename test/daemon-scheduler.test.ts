@@ -1,5 +1,5 @@
 /**
- * The scheduler (api.md §5.5): an active job fires when one of its
+ * The scheduler: an active job fires when one of its
  * expressions matches in its timezone, once per matching minute; inactive
  * or unscheduled jobs never fire; fires before the scheduler started are
  * not made up. The clock is injected: nothing sleeps.

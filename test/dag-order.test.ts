@@ -1,4 +1,4 @@
-// DAG order and cycle errors (spec build.md §6.6): Kahn with code-point
+// DAG order and cycle errors: Kahn with code-point
 // tie-breaks, freed dependents appended in sorted batches, and one cycle per
 // strongly connected component in the error.
 import { test } from 'node:test';
@@ -19,7 +19,7 @@ function cycleError(names: string[], edges: Record<string, string[]>): EngineErr
   assert.fail('expected a cycle error');
 }
 
-test('§12.3 project orders as the spec lists it', () => {
+test('project orders as the spec lists it', () => {
   const names = ['stg_orders', 'rpt_revenue', 'raw_orders', 'fct_orders', 'dim_customers', 'raw_customers', 'stg_customers'];
   const order = topoOrder(names, deps({
     stg_orders: ['raw_orders'],

@@ -1,4 +1,4 @@
-// Selection (spec build.md §12): every row of the §12.3 table, each selector
+// Selection: every row of the §12.3 table, each selector
 // form on a 10-node dbt-layout DAG, the A14/A15 error texts, and the
 // 10,000-node timing that justifies the precomputed adjacency.
 import { test } from 'node:test';
@@ -16,7 +16,7 @@ interface Spec {
   readonly config?: Record<string, unknown>;
 }
 
-/** A Graph in DAG order from hand-written nodes; folders give prod names as in §4.1. */
+/** A Graph in DAG order from hand-written nodes; folders give prod names. */
 function fixture(specs: readonly Spec[], disabled: readonly string[] = []): Graph {
   const nodes = specs.map((s): GraphNode => {
     const discoveryPath = s.discovery ?? s.file;
@@ -120,7 +120,7 @@ const table: ReadonlyArray<[include: string[], exclude: string[], selected: stri
 
 for (const [include, exclude, selected] of table) {
   const args = [...include.map((s) => `-s ${s}`), ...exclude.map((s) => `--exclude ${s}`)].join(' ');
-  test(`§12.3 ${args}`, () => assert.deepEqual(names(shop, include, exclude), selected));
+  test(`${args}`, () => assert.deepEqual(names(shop, include, exclude), selected));
 }
 
 test('A14: a + inside the base is invalid; an unknown name inside an operator is not found', () => {

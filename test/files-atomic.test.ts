@@ -1,4 +1,4 @@
-// Atomic writes and the per-project lock (spec api.md §2.8). A real crash is
+// Atomic writes and the per-project lock. A real crash is
 // hard to stage, so these check the observable half: concurrent readers never
 // see a partial or mixed file, no temporaries are left behind, and writes of
 // one project are serialised in arrival order while other projects proceed.

@@ -1,4 +1,4 @@
-// Plain-file saves sharing a turn of the project lock (spec api.md §2.8, §4.8):
+// Plain-file saves sharing a turn of the project lock:
 // ProjectLock.join groups only callers queued back to back, a group's items
 // are handled in arrival order, ProjectTree.commitBatch settles each item on
 // its own (renames on the commit thread), and saveFile through the job layer

@@ -1,6 +1,6 @@
-// File-name rules of spec api.md §2.8: each rule's exact message, the order in
+// File-name rules: each rule's exact message, the order in
 // which the rules are checked, and the symlink-aware root containment check,
-// plus the list-prefix rule of §4.7.
+// plus the list-prefix rule.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

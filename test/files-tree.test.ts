@@ -1,4 +1,4 @@
-// ProjectTree behaviour (spec api.md §3.2, §4.6–§4.10): the File shape, UTF-8
+// ProjectTree behaviour: the File shape, UTF-8
 // versus base64 bodies, listing order and filtering, and the file-system
 // errors of save, delete and rename. Each test works in its own temp root.
 import { test, after } from 'node:test';

@@ -2,7 +2,7 @@
 // operator configures a project with `service project create|update`,
 // the daemon picks the change up within 5 s and polls (first poll at once),
 // and `service git pull` prints `pulled=… sha=… created=… updated=…
-// deleted=…` then the file names and invalid files (§9.1). The remote is a
+// deleted=…` then the file names and invalid files. The remote is a
 // local bare repository (file:// URL).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The pieces of a pull that need no remote (api.md §7): the reconcile plan
+// The pieces of a pull that need no remote: the reconcile plan
 // as a pure function, git blob ids computed locally (checked against `git
 // hash-object`), credentials taken out of URLs and env files and stripped
 // from messages, and the all-or-nothing tree transaction — including a

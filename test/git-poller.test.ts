@@ -1,4 +1,4 @@
-// Automatic git polling (api.md §7 "Polling"): the schedule as a pure
+// Automatic git polling: the schedule as a pure
 // function of the projects' settings and an injected clock, then the
 // GitPoller with the real pull against a local bare repository — first poll
 // at start, a pushed commit picked up at the interval, settings changes

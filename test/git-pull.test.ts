@@ -40,7 +40,7 @@ before(async () => {
   api = await startApiServer();
   remote = await createGitRemote(api.base);
   state.first = await remote.commit({ 'README.md': '# beta\n', 'replications/orders.yaml': ORDERS });
-  // §11 fixture: beta has a git URL, --git-enabled=false --git-poll 0.
+  // Fixture: beta has a git URL, --git-enabled=false --git-poll 0.
   await api.store.updateProjectGit(api.beta.id, { url: remote.url, branch: 'main', enabled: false, poll_interval: 0, last_sha: null, last_pull: null, last_error: null });
 });
 

@@ -1,4 +1,4 @@
-// Job-file classification (api.md §6.1): every row of the table, the
+// Job-file classification: every row of the table, the
 // invalid-YAML rejection with the syntax error's line (§11 #8), and the query
 // header rule that separates query files from build models.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Rules common to all job files (api.md §6.2) and the Problem shape (§3.9):
+// Rules common to all job files and the Problem shape:
 // one document, a mapping at the top, duplicate and unknown keys at every
 // level, anchors and aliases, `file://` references, the path syntax and
 // document order of the problem list.
@@ -164,7 +164,7 @@ test('file:// references must exist; malformed names are missing without asking 
   assert.deepEqual(c.asked, ['queries/a.sql', 'queries/missing.sql'], 'unsafe and run-time names never reach the callback');
 });
 
-test('§2.8 name shapes for project files', () => {
+test('name shapes for project files', () => {
   for (const ok of ['a.sql', 'dir/a.sql', 'a b/c']) assert.equal(isProjectFileName(ok), true, ok);
   for (const bad of ['', '/a', 'C:/a', 'a\\b', '../a', 'a/../b', 'a//b', './a', 'a/', '.git/config', 'a\0b', 'x'.repeat(256)]) {
     assert.equal(isProjectFileName(bad), false, JSON.stringify(bad));
@@ -172,7 +172,7 @@ test('§2.8 name shapes for project files', () => {
   assert.equal(isProjectFileName('models/', true), true, 'a directory may end with /');
 });
 
-test('path syntax: dotted keys, [i] positions, ["…"] for keys with dots (§3.9)', () => {
+test('path syntax: dotted keys, [i] positions, ["…"] for keys with dots', () => {
   assert.equal(formatPath([]), '');
   assert.equal(formatPath(['streams', 'public.users', 'mode']), 'streams["public.users"].mode');
   assert.equal(formatPath(['steps', 2, 'type']), 'steps[2].type');

@@ -1,4 +1,4 @@
-// Pipeline expressions and templates (api.md §6.4.3, §6.4.2): the grammar's
+// Pipeline expressions and templates: the grammar's
 // precedence as trees, every syntax error with its offset, the rejected
 // names, the length and depth limits, and which brace text is a template.
 import { test } from 'node:test';

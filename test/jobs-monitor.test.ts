@@ -1,5 +1,5 @@
-// Monitor files (api.md §6.5): the spec example verbatim, every row of the
-// §6.5.4 table with path and position, the §2.7 duration grammar, and how
+// Monitor files: the spec example verbatim, every row of the
+// Table with path and position, the §2.7 duration grammar, and how
 // settings for one table are chosen (later entries win, over defaults).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Pipeline files (api.md §6.4, build.md §16): the spec examples verbatim,
+// Pipeline files: the spec examples verbatim,
 // every row of the §6.4.5 table with its path and position, type detection
 // from the naming keys, per-type keys and requirements, expressions and
 // templates, referenced files and connection kinds, and the parsed model.
@@ -89,7 +89,7 @@ test('the §6.4 example is valid and parses into typed steps', () => {
   assert.deepEqual(f.steps[5], { type: 'log', message: 'done: {state.load.rows} rows', level: 'info', position: 6, on_failure: 'abort' });
 });
 
-test('the build.md §16.3 canonical use is valid', () => {
+test('canonical use is valid', () => {
   const f = parsed("steps:\n  - id: transform\n    build: models\n    prod: true\n  - check: state.transform.failed == 0\n  - log: 'build ok={state.transform.ok}'\n");
   assert.deepEqual(f.steps.map((s) => s.type), ['build', 'check', 'log']);
 });
@@ -113,7 +113,7 @@ test('step type: explicit, or named by exactly one of log, check, build, command
   assert.deepEqual(problems(steps(['log: a', 'check: "true"'])), [['steps[0]', 'step type cannot be determined; set "type"', 2, 5]]);
   const f = parsed(steps(['command: [ls, -l]'], ['query: select 1', 'connection: WAREHOUSE'], ['build: models', 'command: test'], ['check: "true"'], ['log: hi']));
   assert.deepEqual(f.steps.map((s) => s.type), ['command', 'query', 'build', 'check', 'log']);
-  assert.equal((f.steps[2] as BuildStep).command, 'test', 'a build key wins over command (build.md §16.1)');
+  assert.equal((f.steps[2] as BuildStep).command, 'test', 'a build key wins over command');
 });
 
 test('keys must be known for the step type', () => {
@@ -251,7 +251,7 @@ test('ranges: concurrency 1–16, timeout ≥ 1', () => {
   ]);
 });
 
-test('build step keys (build.md §16.1)', () => {
+test('build step keys', () => {
   const text = steps(['id: b', 'build: models', 'prod: true', 'schema: dev_me'], ['build: models', 'command: run', 'test: true'], ['build: models', 'range: "2025-01-01"', 'threads: x', 'select: [1]']);
   assert.deepEqual(problems(text), [
     ['steps[0].schema', '"prod" and "schema" cannot be combined', 5, 5],

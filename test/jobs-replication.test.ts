@@ -1,4 +1,4 @@
-// Replication files (api.md §6.3): the spec's examples verbatim, every row of
+// Replication files: the spec's examples verbatim, every row of
 // the "Replication validation" table with its path and position, the checks
 // that wait for a defined connection, the defaults merge and the §4.13
 // stream matching used by job saves.
@@ -73,7 +73,7 @@ test('the §4.8 body U is valid', () => {
   assert.equal(parsed(u, ctx(CONNECTIONS)).streams[0]!.settings.mode, 'full-refresh');
 });
 
-test('§11 #9: unknown mode, exact problem', () => {
+test('#9: unknown mode, exact problem', () => {
   const body = 'source: WAREHOUSE\ntarget: LAKE\nstreams:\n  public.users:\n    object: main.users\n    mode: merge\n';
   assert.deepEqual(validateJobFile('replications/merge.yaml', body, ctx(CONNECTIONS)).problems, [
     { path: 'streams["public.users"].mode', message: 'unknown mode "merge"; expected one of full-refresh, incremental, truncate, snapshot, backfill', line: 6, column: 11 },
@@ -273,7 +273,7 @@ test('pre_sql and post_sql file:// references must exist', () => {
   ]);
 });
 
-test('streamMatches: exact keys and wildcard keys (§4.13)', () => {
+test('streamMatches: exact keys and wildcard keys', () => {
   const f = parsed(SPEC_EXAMPLE.replace('sql: file://queries/daily_revenue.sql', 'sql: select 1')
     + '', ctx(CONNECTIONS));
   assert.equal(streamMatches(f, 'public.users'), true);

@@ -1,4 +1,4 @@
-// Monitor jobs end to end through the HTTP API (api.md §5.1, §6.5): on real
+// Monitor jobs end to end through the HTTP API: on real
 // PostgreSQL, a breached freshness threshold makes the execution `warning`
 // with a data_stale event naming the object and the metric (the issue's
 // acceptance check); row_count, null_count, unique_count and min_max values;

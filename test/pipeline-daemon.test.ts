@@ -1,5 +1,5 @@
 // Pipeline executions through the daemon's HTTP API on real PostgreSQL and
-// DuckDB (api.md §3.4, §3.6, §4.19, §5.1–§5.3, §6.4): the acceptance
+// DuckDB: the acceptance
 // pipeline replication → build (state.transform.failed == 0 checked by a
 // check step) → log, with its Step records, states, execution totals and
 // `build`; loops and the step_id filter; command steps off by default;

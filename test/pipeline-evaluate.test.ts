@@ -1,7 +1,7 @@
-// The pipeline expression interpreter and templates (api.md §6.4.2, §6.4.3):
+// The pipeline expression interpreter and templates:
 // every operator and function, scopes, null for missing keys, the falsy
 // values, evaluation errors, the safety rules (no prototype access), the
-// `${NAME}` layers of §6.2 and the timestamp scope.
+// `${NAME}` layers and the timestamp scope.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { evaluateSource, EvaluationError, truthy, toText, type EvalScope } from '../engine/pipeline/evaluate.js';
@@ -134,7 +134,7 @@ test('safety: __proto__, prototype and constructor are rejected; no prototype is
   assert.equal(({} as Record<string, unknown>).x, undefined, 'Object.prototype untouched');
 });
 
-test('functions: every function of §6.4.3', () => {
+test('functions: every function', () => {
   assert.equal(ev("contains('hello', 'ell')"), true);
   assert.equal(ev('contains(store.list, 2)'), true);
   assert.equal(ev('contains(store.list, 9)'), false);
@@ -212,7 +212,7 @@ test('templates: scope and function braces are expressions, other braces stay; o
   assert.equal(toText(true), 'true');
 });
 
-test('§6.2 variables: run vars over job vars over the file env over the env layers; env.* sees them all', () => {
+test('variables: run vars over job vars over the file env over the env layers; env.* sees them all', () => {
   const layers = (n: string) => ({ PROJECT_ONLY: 'p', SHARED: 'layer', URL: 'http://x' })[n];
   const v = pipelineVars({ SHARED: 'file', NOTIFY: '${URL}/hook', BROKEN: '${NOT_SET}', NUM: 5 }, { SHARED: 'job', JOBV: 1 }, { RUNV: true, JOBV: 2 }, layers);
   assert.equal(v.lookup('SHARED'), 'job');

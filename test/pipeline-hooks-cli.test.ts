@@ -1,4 +1,4 @@
-// Model hooks in a local `service build run` (build.md §7.1, §16.4, §18):
+// Model hooks in a local `service build run`:
 // hooks.start / hooks.end (defaults first, then the model's) run by the
 // pipeline step runner with model.*, target.* and env.* (the build's vars),
 // their output as INF lines; a failing hook fails the model with the spec's

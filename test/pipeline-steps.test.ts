@@ -1,4 +1,4 @@
-// Pipeline steps through the runner (api.md §3.6, §5.2, §6.4): log, check,
+// Pipeline steps through the runner: log, check,
 // set, write/read on a file connection, group with loop and concurrency,
 // if / on_failure / retry / goto, the step limit, http against a local
 // server, command steps (disabled by default; cancel kills the process).

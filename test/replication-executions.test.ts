@@ -74,7 +74,7 @@ async function tasks(a: ApiServer, execId: string, excludeOutput = true): Promis
 
 const lake = () => path.join(path.dirname(fx.api!.acme.envFile), 'lake.duckdb');
 
-test('§11 rows 17 and 24: the users replication into LAKE succeeds with 3 rows; its task record carries the log', async (t) => {
+test('rows 17 and 24: the users replication into LAKE succeeds with 3 rows; its task record carries the log', async (t) => {
   const a = await ready(t);
   if (!a) return;
   const job = await save(a, 'replications/users.yaml', "source: WAREHOUSE\ntarget: LAKE\ndefaults:\n  object: '{target_schema}.{stream_table}'\nstreams:\n  public.users:\n    mode: full-refresh\n");
@@ -148,7 +148,7 @@ test('the job `streams` subset runs only the named streams; a missing connection
   assert.equal(done.status, 'success');
   assert.deepEqual((await tasks(a, done.exec_id)).map((x) => x.stream_name), ['public.users', 'public.zeta']);
 
-  // Every stream disabled: nothing did work, so the execution is `skipped` (§5.2).
+  // Every stream disabled: nothing did work, so the execution is `skipped`.
   const off = await save(a, 'replications/off.yaml', "source: WAREHOUSE\ntarget: LAKE\nstreams:\n  public.users:\n    object: main.off_users\n    disabled: true\n");
   const offDone = await finished(a, await run(a, { job_id: off }));
   assert.equal(offDone.status, 'skipped');
@@ -186,7 +186,7 @@ test('a load into PostgreSQL failing mid-way leaves the previous table (full-ref
   }
 });
 
-test('§11 row 20 with a replication: cancel stops pg_sleep and leaves the previous full-refresh table intact', async (t) => {
+test('row 20 with a replication: cancel stops pg_sleep and leaves the previous full-refresh table intact', async (t) => {
   const a = await ready(t);
   if (!a) return;
   const job = await save(a, 'replications/slow.yaml', 'source: WAREHOUSE\ntarget: LAKE\nstreams:\n  slow:\n    sql: "select 1 as x from pg_sleep(${SLEEP})"\n    object: main.slow\n');

@@ -1,9 +1,9 @@
-// Replication modes (api.md §6.3 "Modes"): each mode runs twice with source
+// Replication modes: each mode runs twice with source
 // rows changed in between — one row updated with a newer update_key, one
 // updated without touching it, one inserted, one deleted — and the target
 // holds exactly the expected rows afterwards, on a PostgreSQL target (worker
 // path) and a DuckDB target (actor path). Also the run-time mode checks of
-// §6.3 validation for a mode forced by the job or the run.
+// Validation for a mode forced by the job or the run.
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { pgAvailable, requirePg } from './helpers/pg.js';

@@ -1,4 +1,4 @@
-// Replication planning and SQL text, without a database (api.md §5.1, §6.3):
+// Replication planning and SQL text, without a database:
 // stream expansion (wildcards sorted, explicit keys win, globs, folders, the
 // job's subset), object templates with every variable, `${NAME}` resolution
 // and the file's `env:` layer, run-time mode checks, the source SELECT, merge
@@ -63,7 +63,7 @@ test('file keys: one path, a folder into one stream, a glob into one stream per 
   ]);
 });
 
-test('object templates: every variable of §6.3 from the stream, the connections and the execution start (UTC)', () => {
+test('object templates: every variable from the stream, the connections and the execution start (UTC)', () => {
   const vars = templateVariables({ name: 'Sales.Orders', schema: 'Sales', table: 'Orders' }, { sourceName: 'WAREHOUSE', targetName: 'LAKE', targetSchema: 'main', start: new Date('2025-03-01T08:05:09Z') });
   assert.equal(
     renderObject('{target_schema}.{stream_schema}_{stream_table}|{stream_schema_lower}{stream_table_lower}|{stream_schema_upper}{stream_table_upper}|{stream_name}|{source_name}>{target_name}|{run_timestamp}|{YYYY}{MM}{DD}{HH}', vars),

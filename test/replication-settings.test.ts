@@ -1,4 +1,4 @@
-// Stream settings on real databases (api.md §6.3): `select` with and without
+// Stream settings on real databases: `select` with and without
 // exclusions, `where`, `source_options.limit`, `column_casing`, `pre_sql` /
 // `post_sql`, custom `sql:` from a project file with `${NAME}`, DuckDB to
 // DuckDB on the same and on another file, several streams at once, secrets

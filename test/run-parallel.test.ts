@@ -1,5 +1,5 @@
 /**
- * The ready queue has no level barrier (build.md §13.2): on PostgreSQL with
+ * The ready queue has no level barrier: on PostgreSQL with
  * two workers, a chain f1 → f2 → f3 runs to the end while an unrelated slow
  * node is still running. Proved by the order of progress lines, never by
  * durations.

@@ -1,5 +1,5 @@
 /**
- * The `shop` acceptance examples that execute (build.md §19): A3 run and its
+ * The `shop` acceptance examples that execute: A3 run and its
  * idempotent re-run, A4/A5 run parts, A7 seed types, A13 `test` after A3,
  * A19 empty selection, A22 the DuckDB thread cap and A24 independent
  * sub-projects. DuckDB unless noted; A3 and A7 also on PostgreSQL.

@@ -1,5 +1,5 @@
 /**
- * SERVICE_STATE watermarks (build.md §8.6, §9.4) on DuckDB with a SQLite
+ * SERVICE_STATE watermarks on DuckDB with a SQLite
  * state file: range.advance pages through the data one window per run, and
  * a stored bound (tier A) is used instead of MAX("k").
  */

@@ -1,5 +1,5 @@
 /**
- * §17 independent sub-projects on PostgreSQL run concurrently up to
+ * Independent sub-projects on PostgreSQL run concurrently up to
  * --threads: both children's slow models start before either finishes.
  * Proved by the order of progress lines, never by durations.
  */

@@ -1,5 +1,5 @@
 /**
- * Schedules (api.md §5.5): five-field expressions only, evaluated in the
+ * Schedules: five-field expressions only, evaluated in the
  * job's timezone; a DST-gap local time is skipped, an ambiguous one fires at
  * its first occurrence; several expressions on one minute fire once.
  */

@@ -1,4 +1,4 @@
-// JSON seeds (spec build.md §11.4): array or newline-delimited objects,
+// JSON seeds: array or newline-delimited objects,
 // union of keys, kind-based types and the mixed-kinds-are-text rule.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
-// CSV seed parsing (spec build.md §11.2) and conservative type inference
-// (§11.3), including acceptance example A7's column types.
+// CSV seed parsing and conservative type inference
+// Including acceptance example A7's column types.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCsv } from '../engine/seeds/csv.js';

@@ -1,4 +1,4 @@
-// `@name` shorthand (spec build.md §6.4).
+// `@name` shorthand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { replaceAtNames } from '../engine/sql/at-names.js';

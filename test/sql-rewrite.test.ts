@@ -1,4 +1,4 @@
-// Table reference detection and rewriting (spec build.md §6.5) and name rendering (§4.3).
+// Table reference detection and rewriting and name rendering.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findTableRefs, renderName, rewriteTableRefs, type TableRef } from '../engine/sql/rewrite-refs.js';

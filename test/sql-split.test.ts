@@ -1,4 +1,4 @@
-// Statement splitting and classification (spec build.md §5.6) and the shared SQL scanner.
+// Statement splitting and classification and the shared SQL scanner.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EngineError } from '../engine/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Identifiers of api.md §2.6: formats, token digests, and KSUID execution
+ * Identifiers: formats, token digests, and KSUID execution
  * ids that sort by creation even within one second.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * §10.1 data test queries: exact SQL text and labels, and the violation
+ * Data test queries: exact SQL text and labels, and the violation
  * counts they return on real PostgreSQL and DuckDB through countQuery.
  */
 import assert from 'node:assert/strict';

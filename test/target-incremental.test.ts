@@ -1,5 +1,5 @@
 /**
- * §8.3–§8.5 on real PostgreSQL and DuckDB: stage into the temp relation,
+ * On real PostgreSQL and DuckDB: stage into the temp relation,
  * merge with each strategy (exact resulting rows, including an updated row),
  * temp tables gone afterwards on success and failure, and the tier-B
  * watermark probe with its §8.4 literal per column type.

@@ -1,5 +1,5 @@
 /**
- * §7.2–§7.8 on real PostgreSQL and DuckDB: every mode twice in a row with
+ * On real PostgreSQL and DuckDB: every mode twice in a row with
  * exact row counts, view↔table switches, column matching by name, and on
  * PostgreSQL the atomic full-refresh swap and the drop-dependency rules.
  */

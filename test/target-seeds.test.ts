@@ -1,5 +1,5 @@
 /**
- * §11.5 seed loads on real PostgreSQL and DuckDB: typed columns (§11.3),
+ * Seed loads on real PostgreSQL and DuckDB: typed columns,
  * text kept byte for byte (a leading-zero code stays `007`), NULL distinct
  * from the empty string, reloads replace, a view of the same name is
  * replaced, no temp table is left, and Parquet files load with their schema.

@@ -1,6 +1,6 @@
 /**
  * SQL text the spec pins down (§7.3 temp names, §7.6–§7.8, §8.4 literals,
- * §8.5 merge shapes) and target selection (§3.4 messages), without a
+ * Merge shapes) and target selection (§3.4 messages), without a
  * database: these are the strings both targets execute.
  */
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ const T = { schema: 'marts', name: 'fct' };
 const TMP = { schema: 'marts', name: '_service_tmp_fct_abcdef' };
 const ctx = { source: 'project' as const, baseDir: '/p', cwd: '/w' };
 
-test('§8.5 merge SQL for each strategy', () => {
+test('merge SQL for each strategy', () => {
   assert.deepEqual(mergeSql(T, TMP, ['id', 'k2', 'v'], ['id', 'k2'], 'delete+insert'), [
     'DELETE FROM "marts"."fct" AS tgt WHERE EXISTS (SELECT 1 FROM "marts"."_service_tmp_fct_abcdef" AS src WHERE src."id" = tgt."id" AND src."k2" = tgt."k2")',
     'INSERT INTO "marts"."fct" ("id", "k2", "v") SELECT "id", "k2", "v" FROM "marts"."_service_tmp_fct_abcdef"',
@@ -35,14 +35,14 @@ test('§8.5 merge SQL for each strategy', () => {
   ]);
 });
 
-test('§7.3/§7.7/§7.8 statement shapes', () => {
+test('statement shapes', () => {
   assert.equal(probeColumnsSql('select 1 -- c'), 'SELECT * FROM (\nselect 1 -- c\n) AS _service_src LIMIT 0');
   assert.equal(insertSelectSql(T, ['a', 'b'], 'select 1'), 'INSERT INTO "marts"."fct" ("a", "b") SELECT "a", "b" FROM (\nselect 1\n) AS _service_src');
   assert.equal(dropSql('view', T, true), 'DROP VIEW IF EXISTS "marts"."fct" CASCADE');
   assert.equal(dropSql('table', T, false, false), 'DROP TABLE "marts"."fct"');
 });
 
-test('§7.3 temp relation names: safe characters, run id, 63-byte limit, same schema and database', () => {
+test('temp relation names: safe characters, run id, 63-byte limit, same schema and database', () => {
   assert.deepEqual(tempRelation({ schema: 's', name: 'my-model.v2' }, 'abcdef'), { schema: 's', name: '_service_tmp_my_model_v2_abcdef' });
   const long = tempRelation({ database: 'lake', schema: 's', name: 'x'.repeat(80) }, 'abcdef');
   assert.equal(Buffer.byteLength(long.name), 63);
@@ -51,13 +51,13 @@ test('§7.3 temp relation names: safe characters, run id, 63-byte limit, same sc
   assert.equal(tempRelation({ schema: 's', name: 'é' }, 'abcdef').name, '_service_tmp___abcdef');
 });
 
-test('§4.3 quoting and plain names', () => {
+test('quoting and plain names', () => {
   assert.equal(quoteRelation({ database: 'db', schema: 'we"ird', name: 'Orders' }), '"db"."we""ird"."Orders"');
   assert.equal(relationText({ database: 'db', schema: 's', name: 'n' }), 'db.s.n');
   assert.equal(relationText({ schema: 's', name: 'n' }), 's.n');
 });
 
-test('§8.4 literal formats', () => {
+test('literal formats', () => {
   assert.equal(formatLiteral('number', '42'), '42');
   assert.equal(formatLiteral('date', '2024-02-03'), `'2024-02-03'`);
   assert.equal(formatLiteral('timestamp', '2024-02-03 04:05:06.000000'), `'2024-02-03 04:05:06'`);

@@ -1,4 +1,4 @@
-// The nunjucks TemplateEngine as Jinja (spec build.md §6.1–§6.3): Jinja additions,
+// The nunjucks TemplateEngine as Jinja: Jinja additions,
 // macros, error messages and the compiled-template cache.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -201,7 +201,7 @@ test('templates that only look ref-only take the full engine', () => {
   assert.equal(render("{{ ref('a', 'b') }}", { ref: (...a: unknown[]) => a.join('.') }), 'a.b');
 });
 
-// Macro files (§6.3) come as a prefix: compiled once per scope and run in each model's context.
+// Macro files come as a prefix: compiled once per scope and run in each model's context.
 test('a macro-definitions prefix renders like the concatenated template, in the model context', () => {
   const prefix = "{% macro rel(n) %}{{ ref(n) }}{% endmacro %}\n\n{%- macro me() -%}{{ this }}/{{ var_x }}{%- endmacro %}\n";
   const body = "select * from {{ rel('a') }} -- {{ me() }}\n{% if true %}x{% endif %}";

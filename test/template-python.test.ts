@@ -1,5 +1,5 @@
 // Python semantics behind the Jinja layer: printf formatting (expected values
-// produced by CPython 3), method lookup, and the {% config %} rewrite (spec build.md §5.2).
+// produced by CPython 3), method lookup, and the {% config %} rewrite.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rewriteConfigBlocks } from '../engine/template/config-block.js';

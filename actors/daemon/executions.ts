@@ -1,5 +1,5 @@
 /**
- * The daemon's executions (api.md §5): run requests with the job policy,
+ * The daemon's executions: run requests with the job policy,
  * dispatch of queued executions (at most `maxRunning`, oldest first, one per
  * job), the work per job kind, cancellation, the final status, shutdown and
  * restart recovery. The store is the source of truth: a terminal record
@@ -35,12 +35,12 @@ export interface ExecutionDeps {
   readonly recoverAll?: boolean;
   readonly connections: (projectId: string) => ConnectionRegistry;
   readonly loadJobFile: (projectId: string, fileName: string) => Promise<LoadedJobFile>;
-  /** §6.2 lookup after run and job vars: the project env file, the host env file, the process environment. */
+  /** Lookup after run and job vars: the project env file, the host env file, the process environment. */
   readonly envLookup: (projectId: string) => (name: string) => string | undefined;
   readonly lines: LineRouter;
   /** The project root (§8 layout: `<data-dir>/projects/<id>/files`); pipelines need it. */
   readonly projectRoot?: (projectId: string) => string;
-  /** `--allow-command-steps` (§8): pipeline `command` steps run only when true. */
+  /** `--allow-command-steps`: pipeline `command` steps run only when true. */
   readonly allowCommandSteps?: boolean;
 }
 
@@ -72,13 +72,13 @@ export class ExecutionService {
     this.#deps = deps;
   }
 
-  /** §5.6: executions this daemon left running are interrupted. */
+  /** Executions this daemon left running are interrupted. */
   async recover(): Promise<string[]> {
     const { store, owner, recoverAll } = this.#deps;
     return store.markRunningInterrupted(now(), 'the daemon stopped while the execution was running', recoverAll === false ? owner : undefined);
   }
 
-  /** §4.15 + §5.4: creates the execution (queued or skipped) and returns its id. */
+  /** Creates the execution (queued or skipped) and returns its id. */
   async requestRun(job: JobRecord, overrides: RunOverrides, trigger: Trigger): Promise<string> {
     const { store } = this.#deps;
     const active = await store.activeExecutions(job.id);
@@ -98,7 +98,7 @@ export class ExecutionService {
     return exec.exec_id;
   }
 
-  /** §5.3: queued → cancelled at once; running → cancelled record, then the work is stopped. */
+  /** Queued → cancelled at once; running → cancelled record, then the work is stopped. */
   async cancel(projectId: string, execId: string): Promise<ExecutionRecord> {
     const exec = await this.#deps.store.getExecution(projectId, execId);
     if (!exec) throw new EngineError('not_found', `execution ${execId} not found`);
@@ -157,7 +157,7 @@ export class ExecutionService {
       });
   }
 
-  /** Run vars over the job's config.vars over the env layers (§6.2). */
+  /** Run vars over the job's config.vars over the env layers. */
   #lookup(exec: ExecutionRecord, job: JobRecord | undefined): (name: string) => string | undefined {
     const runVars = (exec.overrides?.vars ?? {}) as Record<string, unknown>;
     const jobVars = (job?.config.vars ?? {}) as Record<string, unknown>;
@@ -260,7 +260,7 @@ export class ExecutionService {
     }
   }
 
-  /** §8 shutdown: stop dispatching, wait up to `graceMs`, then cancel what still runs. */
+  /** Shutdown: stop dispatching, wait up to `graceMs`, then cancel what still runs. */
   async shutdown(graceMs: number): Promise<void> {
     this.#stopped = true;
     const all = () => Promise.all([...this.#running.values()].map((r) => r.finished));
@@ -283,7 +283,7 @@ export class ExecutionService {
   }
 }
 
-/** §5.2: `<stream_name or step_id>: <message>` for the first failure, `(and <n> more)` for others. */
+/** `<stream_name or step_id>: <message>` for the first failure, `(and <n> more)` for others. */
 function summary(failed: readonly TaskOutcome[], names: ReadonlyMap<string, string>): string {
   const first = `${names.get(failed[0]!.taskId) ?? failed[0]!.taskId}: ${failed[0]!.error?.message ?? 'failed'}`;
   return failed.length > 1 ? `${first} (and ${failed.length - 1} more)` : first;

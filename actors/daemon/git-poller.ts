@@ -1,5 +1,5 @@
 /**
- * Automatic git pulls (api.md §7 "Polling"): every project whose git is
+ * Automatic git pulls: every project whose git is
  * configured, enabled and has `poll_interval > 0` is pulled every
  * `poll_interval` seconds, through the same pull as `POST /project/git/pull`.
  * The first poll of a project runs at start, and at once after its URL,

@@ -1,5 +1,5 @@
 /**
- * How each job kind runs inside an execution (api.md §5.1): one entry per
+ * How each job kind runs inside an execution: one entry per
  * kind, so adding a kind is adding an entry, not an `if` chain in the
  * execution service. Task kinds (query, replication, monitor) turn the file
  * into task works run by the supervisor; pipelines run steps.
@@ -25,11 +25,11 @@ export interface KindContext {
   readonly lines: LineRouter;
   readonly logger: Logger;
   readonly connections: ConnectionRegistry;
-  /** §6.2 `${NAME}` lookup: run vars, job vars, then the env layers. */
+  /** `${NAME}` lookup: run vars, job vars, then the env layers. */
   readonly lookup: (name: string) => string | undefined;
   /** The project root (§8 layout): pipeline steps resolve project files against it. */
   readonly projectRoot?: string;
-  /** `--allow-command-steps` (§8). */
+  /** `--allow-command-steps`. */
   readonly allowCommandSteps?: boolean;
 }
 
@@ -49,16 +49,16 @@ export type KindRunner<F extends JobFile = JobFile> =
 type Registry = { readonly [K in JobFile['kind']]?: KindRunner<Extract<JobFile, { kind: K }>> };
 
 export const JOB_KINDS: Registry = {
-  // §5.1: steps in order per §6.4, one Step record per executed step.
+  // Steps in order, one Step record per executed step.
   pipeline: { style: 'steps', run: (file, ctx, signal) => runPipelineExecution(file, ctx, signal) },
   query: {
     style: 'tasks',
     tasks: async (file, ctx) => [queryTaskWork({ connection: file.connection, statements: file.statements.map((s) => s.text) }, ctx.exec, { pool: ctx.pool, lines: ctx.lines, connections: () => ctx.connections }, ctx.lookup)],
     threads: () => 1,
   },
-  // §5.1: one task per resolved object, run sequentially.
+  // One task per resolved object, run sequentially.
   monitor: { style: 'tasks', tasks: (file, ctx) => monitorTaskWorks(file, ctx), threads: () => 1 },
-  // §5.1: one task per stream after wildcard expansion, up to config.threads at a time.
+  // One task per stream after wildcard expansion, up to config.threads at a time.
   replication: { style: 'tasks', tasks: (file, ctx) => replicationTaskWorks(file, ctx), threads: (ctx) => ctx.job?.config.threads ?? 1 },
 };
 

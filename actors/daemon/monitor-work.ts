@@ -1,5 +1,5 @@
 /**
- * The tasks of a monitor execution (api.md §5.1, §6.5): the connection's
+ * The tasks of a monitor execution: the connection's
  * catalog and the job's baseline decide the objects (engine/monitor/plan.ts),
  * one task per object, run one at a time. Each task opens its own session
  * and measures its object with a single aggregate statement.
@@ -27,7 +27,7 @@ export interface MonitorContext {
   readonly job: JobRecord | undefined;
   readonly store: StateStore;
   readonly connections: ConnectionRegistry;
-  /** §6.2 lookup: run vars, job vars, then the env layers. */
+  /** Lookup: run vars, job vars, then the env layers. */
   readonly lookup: (name: string) => string | undefined;
 }
 
@@ -46,7 +46,7 @@ function databaseConnection(file: MonitorFile, ctx: MonitorContext): DatabaseCon
 }
 
 /**
- * §6.2 lookup for a monitor file: run vars, the job's config.vars, the
+ * Lookup for a monitor file: run vars, the job's config.vars, the
  * file's own `env:`, then the env layers (which `ctx.lookup` ends with).
  */
 function monitorLookup(file: MonitorFile, ctx: MonitorContext): (name: string) => string | undefined {

@@ -1,14 +1,14 @@
 /**
- * A pipeline execution in the daemon (api.md §5.1, §6.4): the file's steps
+ * A pipeline execution in the daemon: the file's steps
  * run by engine/pipeline's runner with the daemon's services — queries on
  * the project's connections, builds in-process, replications through the
  * replication runner — and one Step record per executed or skipped step in
- * the state store, with output appended while the step runs (§3.6, §8).
+ * the state store, with output appended while the step runs.
  *
  * Scopes: `env.*` is the file's `env:` (its `${NAME}` resolved) under the
  * job's `config.vars` and the run's `vars`; `timestamp.*` is the execution's
  * start time in UTC; `store.*` and `state.*` live for this execution only.
- * Overrides (§4.15): `mode` (else the job's `config.mode`) for replication
+ * Overrides: `mode` (else the job's `config.mode`) for replication
  * steps, `select` for build steps.
  */
 import type { ConnectionRegistry } from '../../engine/connections/index.js';
@@ -30,7 +30,7 @@ export interface PipelineRunContext {
   readonly job: JobRecord | undefined;
   readonly store: StateStore;
   readonly connections: ConnectionRegistry;
-  /** §6.2 lookup: run vars, job vars, then the env layers. */
+  /** Lookup: run vars, job vars, then the env layers. */
   readonly lookup: (name: string) => string | undefined;
   /** The project root; absent → the pipeline cannot run. */
   readonly projectRoot?: string;
@@ -56,7 +56,7 @@ export type PipelineRunTuning = Pick<PipelineOptions, 'stepLimit' | 'retryDelayM
 /**
  * Step records and ordered output appends in the store; `flushed()` waits for
  * every write. The execution's rows and bytes follow the replication and
- * build steps as they finish (§5.1).
+ * build steps as they finish.
  */
 function storeSink(store: StateStore, execId: string, redact: (text: string) => string) {
   const chains = new Map<string, Promise<void>>();
@@ -117,7 +117,7 @@ export async function runPipelineExecution(file: PipelineFile, ctx: PipelineRunC
   const projectRoot = ctx.projectRoot;
   const { pool, lines } = ctx;
   const own = (o: Readonly<Record<string, unknown>> | undefined, k: string) => o !== undefined && Object.prototype.hasOwnProperty.call(o, k);
-  // §6.4.2 replication steps: the file's streams as the replication runner runs them, without task records.
+  // Replication steps: the file's streams as the replication runner runs them, without task records.
   const replication: PipelineServices['replication'] =
     tuning.replication ??
     (pool && lines

@@ -1,6 +1,6 @@
 /**
- * The one task of a query job execution (api.md §6.6): `${NAME}`
- * substitution at run time (§6.2), then the statements on the declared
+ * The one task of a query job execution: `${NAME}`
+ * substitution at run time, then the statements on the declared
  * connection — PostgreSQL on a pool worker thread, DuckDB through the
  * file's actor. Log lines become the task's live output.
  */
@@ -26,7 +26,7 @@ export interface QueryWorkDeps {
 
 const TOKEN = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** §6.2 substitution; an unresolved name fails the task with `variable NAME is not set`. */
+/** Substitution; an unresolved name fails the task with `variable NAME is not set`. */
 export function substituteVars(text: string, lookup: (name: string) => string | undefined): string {
   return text.replace(TOKEN, (_, name: string) => {
     const v = lookup(name);

@@ -1,5 +1,5 @@
 /**
- * The tasks of a replication execution (api.md §5.1, §6.3): resolve the two
+ * The tasks of a replication execution: resolve the two
  * connections, expand wildcard and glob streams against the source catalog,
  * apply the job's `streams` subset and mode override (or the run's), then
  * one task per stream. A stream whose source and target are PostgreSQL or
@@ -7,7 +7,7 @@
  * with a DuckDB database file on either side runs on this thread through the
  * file's actor, which serialises everything that touches that file.
  *
- * Also the replication runner of pipeline `replication` steps (§6.4.2):
+ * Also the replication runner of pipeline `replication` steps:
  * `runReplicationFile` loads a replication file and runs its tasks without
  * task records, returning the step state.
  */
@@ -35,7 +35,7 @@ export interface ReplicationContext {
   readonly pool: TaskPool;
   readonly lines: LineRouter;
   readonly connections: ConnectionRegistry;
-  /** §6.2 lookup: run vars, job vars, then the env layers. */
+  /** Lookup: run vars, job vars, then the env layers. */
   readonly lookup: (name: string) => string | undefined;
   /** Resolves `file://` SQL of streams. */
   readonly projectRoot?: string;
@@ -184,7 +184,7 @@ function varsOf(exec: ExecutionRecord, job: JobRecord | undefined): (name: strin
   };
 }
 
-/** §5.1 replication: the execution's tasks (the `replication` entry of job-kinds.ts). */
+/** Replication: the execution's tasks (the `replication` entry of job-kinds.ts). */
 export async function replicationTaskWorks(file: ReplicationFile, ctx: ReplicationContext): Promise<TaskWork[]> {
   const { exec } = ctx;
   return replicationWorks(file, {
@@ -274,7 +274,7 @@ export async function runReplicationFile(file: ReplicationFile, run: Replication
   };
 }
 
-/** A pipeline `replication` step as the pipeline runner resolves it (§6.4.2). */
+/** A pipeline `replication` step as the pipeline runner resolves it. */
 export interface ReplicationStepInput {
   /** Project file name of the replication file. */
   readonly file: string;

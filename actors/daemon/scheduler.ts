@@ -1,5 +1,5 @@
 /**
- * Fires scheduled jobs (api.md §5.5): every active job with schedules runs
+ * Fires scheduled jobs: every active job with schedules runs
  * when one of its expressions matches, evaluated in the job's timezone. The
  * scheduler sleeps until the earliest next fire (at most a minute, so jobs
  * saved meanwhile are seen) and fires everything due since its last look;

@@ -11,7 +11,7 @@ import { RunActor } from '../runtime.js';
 
 /**
  * What a task's work returns: counters, monitor metrics, a warning that makes
- * the task `warning`, or `skipped` when it had nothing to do (§5.2).
+ * the task `warning`, or `skipped` when it had nothing to do.
  */
 export interface TaskResult {
   readonly rows: number;

@@ -1,5 +1,5 @@
 /**
- * Pool task `query.run`: the single task of a query job (api.md §6.6) on a
+ * Pool task `query.run`: the single task of a query job on a
  * worker thread, against a PostgreSQL connection. Log lines go to the host
  * on the execution's log channel, where the daemon appends them to the task
  * record while it runs. Cancellation stops the statement in the database.

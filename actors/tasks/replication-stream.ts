@@ -1,6 +1,6 @@
 /**
  * Pool task `replication.stream`: one replication stream on a worker thread
- * (api.md §6.3) — the directions that touch no DuckDB database file
+ * — the directions that touch no DuckDB database file
  * (PostgreSQL and file connections; file readers and writers run in a
  * task-local in-memory DuckDB). Streams with a DuckDB file on either side
  * run on the main thread through the file's actor instead. Log lines go to

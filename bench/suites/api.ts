@@ -261,7 +261,7 @@ export async function apiThroughput(ctx: SuiteContext): Promise<Row[]> {
   } finally {
     await daemon.stop();
   }
-  // §9: one log line per request. A request log that lost lines under load would make the figures a lie.
+  // One log line per request. A request log that lost lines under load would make the figures a lie.
   const logged = readFileSync(daemonLog, 'utf8').split('\n').filter((l) => /"msg":"(GET|POST) \//.test(l)).length;
   if (logged !== ours.answered) ctx.progress(`api: warning: the daemon logged ${int(logged)} request lines for ${int(ours.answered)} answered requests`);
   if (ctx.profileDir) {

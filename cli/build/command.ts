@@ -1,8 +1,8 @@
 /**
  * `service build <command>`: the entry. It prints help for a bare `run`
- * outside a project (§2.1), starts connecting a PostgreSQL run's target,
+ * outside a project, starts connecting a PostgreSQL run's target,
  * then loads the build stages (stages.ts) and runs them. Returns the exit
- * code (build.md §14.4).
+ * code.
  *
  * The connections open before the stages' modules load: the target
  * connection is read from the config file alone (peek-target.ts), so the
@@ -20,7 +20,7 @@ import { commandHelp } from './help.js';
 
 export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
   const command = args.command!;
-  // §2.1 guard: `run` with no config, no --target and no -R prints help without walking the tree.
+  // Guard: `run` with no config, no --target and no -R prints help without walking the tree.
   if (command === 'run' && args.target === undefined && !args.recursive && findConfigFiles(resolve(args.path)).length === 0) {
     (args.json ? io.err : io.out)(commandHelp('run'));
     return 0;

@@ -1,5 +1,5 @@
 /**
- * `service build compile` output (build.md §15.5): the JSON object
+ * `service build compile` output: the JSON object
  * `{order, nodes, target, compiled}` with keys in the spec's order, or the
  * text form (execution order, then one YAML-like block per node).
  */

@@ -1,5 +1,5 @@
 /**
- * `service build list` output (build.md §15.4): aligned text columns or a
+ * `service build list` output: aligned text columns or a
  * bare JSON array of `{name, type, table, file}`; `table` only with a target.
  */
 import { resolvedMode, type CompiledNode } from '../../engine/compile/compile.js';

@@ -1,5 +1,5 @@
 /**
- * Run and test output (build.md §15.2–§15.7): progress lines, the summary,
+ * Run and test output: progress lines, the summary,
  * the `Errors:` block, and the JSON payloads. Records arrive in DAG order.
  */
 
@@ -9,7 +9,7 @@ export { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload
 
 const TEST_STATUS: Record<RunStatus, string> = { success: 'ok', error: 'fail', skipped: 'skip' };
 
-/** `test --json` entries (§15.6). */
+/** `test --json` entries. */
 export function testEntries(results: readonly ResultRecord[]) {
   return results.map((r) => ({ name: r.name, type: r.type === 'seed' ? 'seed' : 'test', status: TEST_STATUS[r.status], error: r.error, duration: r.duration }));
 }

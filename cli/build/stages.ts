@@ -2,7 +2,7 @@
  * The stages of `service build <command>` after the entry (command.ts):
  * turns the parsed arguments into a build request, loads, compiles and runs
  * it, and renders the result on stdout (payload) and stderr (logs). Returns
- * the exit code (build.md §14.4).
+ * the exit code.
  */
 import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../../engine/build/prepare.js';
 import type { Logger } from '../../engine/log.js';
@@ -70,7 +70,7 @@ function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string,
   return payload.failed > 0 ? 1 : 0;
 }
 
-/** §17 independent mode: each child project prepared and rendered on its own. */
+/** Independent mode: each child project prepared and rendered on its own. */
 async function independent(args: BuildArgs, command: BuildCommand, root: string, children: readonly string[], logger: Logger, io: Io): Promise<number> {
   const results = prepareSubProjects(toRequest(args, command, root), root, children, logger);
   const failed = results.filter((r) => r.error !== undefined);
@@ -96,7 +96,7 @@ async function independent(args: BuildArgs, command: BuildCommand, root: string,
   return independentExecution(args, command as 'run' | 'test', root, results, logger, io);
 }
 
-/** §15.8 / §17: sub-projects executed one after another; a child that failed to load runs nothing. */
+/** Sub-projects executed one after another; a child that failed to load runs nothing. */
 async function independentExecution(
   args: BuildArgs,
   command: 'run' | 'test',
@@ -108,7 +108,7 @@ async function independentExecution(
   type Sub = { dir: string; payload: ReturnType<typeof runPayload> & { error: string }; fatal?: string };
   const subs: Sub[] = [];
   let signalExit: number | undefined;
-  // §17: sub-projects run concurrently up to --threads, one at a time when any targets DuckDB
+  // Sub-projects run concurrently up to --threads, one at a time when any targets DuckDB
   // (a DuckDB file has one writer). Each child's text block is printed when it finishes;
   // the payload keeps directory order.
   const slots: (Sub | undefined)[] = results.map(() => undefined);

@@ -1,7 +1,7 @@
 /**
- * The JSON form of compiled nodes (build.md §15.5): `compile --json` prints
+ * The JSON form of compiled nodes: `compile --json` prints
  * `{order, nodes, target, compiled}`; a pipeline build step with
- * `command: compile` publishes the same nodes (build.md §16.2).
+ * `command: compile` publishes the same nodes.
  */
 import { resolvedMode, type CompiledNode } from '../compile/compile.js';
 

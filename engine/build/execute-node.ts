@@ -1,5 +1,5 @@
 /**
- * Executes one node on a target session (build.md §7.1, §10, §11): model =
+ * Executes one node on a target session: model =
  * pre-statements → materialize → post-statements → data tests; seed = read
  * and load; test = data tests only. The same function runs in a Piscina
  * worker (PostgreSQL) and in the DuckDB actor; failures are EngineErrors
@@ -94,7 +94,7 @@ function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
 }
 
 /**
- * §10.2: runs tests in order; a warn-severity violation is logged (WRN)
+ * Runs tests in order; a warn-severity violation is logged (WRN)
  * and collected, an error-severity one (or a query error) fails the node
  * with every message so far joined by `; `.
  */

@@ -1,5 +1,5 @@
 /**
- * `mode: incremental` (build.md §8–§9): first-run fallback, dbt style
+ * `mode: incremental`: first-run fallback, dbt style
  * (re-render with is_incremental() true, stage, merge) and service style
  * (chunks from --range, else the watermark; each chunk re-rendered with its
  * condition, staged and merged in its own transaction).
@@ -28,7 +28,7 @@ export interface Window {
   readonly upper?: string;
 }
 
-/** §8.4 condition text for a window. */
+/** Condition text for a window. */
 export function condition(key: string, w: Window): string {
   const k = quoteIdent(key);
   if (!w.lower && w.upper === undefined) return '1=1';
@@ -48,7 +48,7 @@ export async function runIncremental(task: ModelTask, session: TargetSession, en
   const c = task.config;
   if (!c.unique_key || c.unique_key.length === 0) throw new EngineError('node', `model '${name}' uses incremental mode but has no unique_key defined in config()`);
   const opts = { modelName: name, runId: settings.runId, dropCascade: c.drop_cascade, mode: 'full-refresh' };
-  // --range never reads or writes state (§8.6).
+  // --range never reads or writes state.
   const store = settings.state && !settings.range ? watermarkStore(settings.state) : undefined;
   const save = (value: Promise<string | null>) => saveState(task, store, settings, value, logger);
   const kind = await session.relationKind(task.relation);
@@ -110,7 +110,7 @@ async function maxLiteral(task: ModelTask, session: TargetSession): Promise<stri
   return task.config.update_key ? (await session.maxValue(task.relation, task.config.update_key)).literal : null;
 }
 
-/** After success the watermark becomes `value`; a failed write only warns (§8.6). */
+/** After success the watermark becomes `value`; a failed write only warns. */
 async function saveState(task: ModelTask, store: WatermarkStore | undefined, settings: RunSettings, value: Promise<string | null>, logger: Logger): Promise<void> {
   if (!store) {
     await value.catch(() => null);
@@ -124,7 +124,7 @@ async function saveState(task: ModelTask, store: WatermarkStore | undefined, set
   }
 }
 
-/** §9.4 paged backfill: one window per run from the stored bound, advancing by `range.advance`. */
+/** Paged backfill: one window per run from the stored bound, advancing by `range.advance`. */
 async function runAdvance(
   task: ModelTask,
   session: TargetSession,
@@ -187,7 +187,7 @@ function rangeWindows(settings: RunSettings): Window[] {
   return rangeChunks(settings.range!).map((ch) => ({ lower: { literal: quoteString(ch.lower), inclusive: true }, upper: quoteString(ch.upper) }));
 }
 
-/** §8.3 tiers A (state), B (MAX probe) and C (no bound), with lookback. */
+/** Tiers A (state), B (MAX probe) and C (no bound), with lookback. */
 async function watermarkWindow(task: ModelTask, session: TargetSession, key: string, store: WatermarkStore | undefined, settings: RunSettings, logger: Logger): Promise<Window> {
   const stored = store ? await store.get(settings.targetName, task.table) : undefined;
   let bound: string | null = stored?.value ?? null;

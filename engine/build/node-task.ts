@@ -2,7 +2,7 @@
  * What one node's execution needs, as plain JSON-safe data: it may cross
  * into a Piscina worker (seeds) or go to the DuckDB actor unchanged. A model
  * carries a render recipe so incremental runs can re-render it with
- * `is_incremental()` true where the work happens (build.md §8.2), without
+ * `is_incremental()` true where the work happens, without
  * the whole project: the recipe's `refs` are every node the template text
  * can name (empty unless the model runs incremental).
  */

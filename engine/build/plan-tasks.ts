@@ -1,5 +1,5 @@
 /**
- * Turns selected compiled nodes into JSON-safe tasks (build.md §13.1): the
+ * Turns selected compiled nodes into JSON-safe tasks: the
  * relation, resolved mode, rendered SQL, test plans with resolved parents,
  * and a render recipe whose `refs` hold every node the template can name.
  */

@@ -1,5 +1,5 @@
 /**
- * The stages shared by every build command (build.md §13.1): load the
+ * The stages shared by every build command: load the
  * project, resolve the target connection, compile, select. `list` stops
  * after selection without touching the target; `compile` only looks up the
  * target's type; `run`/`test` go on to execute. Independent sub-projects
@@ -33,7 +33,7 @@ export interface BuildRequest {
   /**
    * Where the target connection is looked up; default: the build directory's
    * `env.yaml`, the host env file and the environment. The daemon passes the
-   * project's connections (api.md §6.4.4).
+   * project's connections.
    */
   readonly connections?: ConnectionRegistry;
   /**
@@ -62,7 +62,7 @@ export interface SubProjectPlan {
   readonly children: readonly string[];
 }
 
-/** Decides between one project and independent sub-projects (§17). */
+/** Decides between one project and independent sub-projects. */
 export function planProjects(req: Pick<BuildRequest, 'path' | 'recursive'>): SubProjectPlan {
   const root = resolveBuildPath(req.path);
   if (!req.recursive || findConfigFiles(root).length > 0) return { mode: 'single', root, children: [] };
@@ -115,12 +115,12 @@ export interface SubProjectResult {
   readonly dir: string;
   readonly path: string;
   readonly prepared?: PreparedBuild;
-  /** Load, compile or selection failure: the child runs nothing (§17). */
+  /** Load, compile or selection failure: the child runs nothing. */
   readonly error?: unknown;
 }
 
 /**
- * §17 independent mode: every child prepared on its own with the same flags,
+ * Independent mode: every child prepared on its own with the same flags,
  * in directory-name order. Files outside the children are ignored with a
  * warning. A selector item that resolves in at least one child is not an
  * error in the others **[ext]**; one that resolves nowhere fails every child.

@@ -1,8 +1,8 @@
 /**
- * The run output object of `run` / `test` (build.md §15.7): one result
+ * The run output object of `run` / `test`: one result
  * record per node in DAG order, and the payload with counts, sums and
  * `ok_names`. The CLI prints it with `--json`; a pipeline build step
- * publishes it as `state.<id>` (build.md §16.2).
+ * publishes it as `state.<id>`.
  */
 
 export type RunStatus = 'success' | 'error' | 'skipped';

@@ -1,6 +1,6 @@
 /**
  * compile: a loaded project → rendered models, the DAG in Kahn order, and
- * the graph the selectors work on (build.md §6, §12). Pure apart from the
+ * the graph the selectors work on. Pure apart from the
  * logger: no database access. Failures come back as
  * `could not compile build project: …`.
  */
@@ -33,7 +33,7 @@ export interface CompiledModel {
   readonly post: readonly string[];
   /** Original-case names of every dependency, sorted (code point). */
   readonly dependencies: readonly string[];
-  /** Template text ready for a re-render at run time (§8.2). */
+  /** Template text ready for a re-render at run time. */
   readonly template: string;
   /** The macro files in scope, rendered before `template` (see PreparedTemplate). */
   readonly templatePrefix: string;
@@ -63,7 +63,7 @@ export interface CompileOptions {
   readonly targetName: string;
   readonly targetType: TargetType;
   readonly stepEnv?: Readonly<Record<string, string>>;
-  /** `--full-refresh`: every selected model's resolved mode is full-refresh (§5.5). */
+  /** `--full-refresh`: every selected model's resolved mode is full-refresh. */
   readonly fullRefresh?: boolean;
   /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
   readonly catalog?: string;
@@ -150,12 +150,12 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
 }
 
 function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
-  // A merged sub-project's model renders with its own vars (§17).
+  // A merged sub-project's model renders with its own vars.
   const env = m.vars ? { ...projectEnv, vars: m.vars } : projectEnv;
   const prepared = prepareTemplate(env, m);
   const r = renderModel(env, m, prepared, DEFAULT_INCREMENTAL);
   const depNames = new Set([...r.deps].map((k) => env.index.resolve(k)!.name));
-  // relationships tests add an edge parent -> child (§10.1).
+  // relationships tests add an edge parent -> child.
   for (const [i, t] of m.tests.entries()) {
     if (t.kind !== 'relationships') continue;
     const parent = env.index.resolve(t.to);
@@ -180,7 +180,7 @@ function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
   };
 }
 
-/** Edges to disabled models vanish (§6.6). */
+/** Edges to disabled models vanish. */
 function withoutDisabledDeps(c: CompiledModel, disabled: ReadonlySet<string>): CompiledModel {
   if (!c.dependencies.some((d) => disabled.has(d.toLowerCase()))) return c;
   return { ...c, dependencies: c.dependencies.filter((d) => !disabled.has(d.toLowerCase())) };
@@ -194,7 +194,7 @@ function checkTargetLimits(name: string, kind: 'model' | 'seed', n: { database?:
   }
 }
 
-/** Resolved mode as list/compile/results show it (§5.5). */
+/** Resolved mode as list/compile/results show it. */
 export function resolvedMode(n: CompiledNode, fullRefresh: boolean): string {
   if (n.kind === 'seed') return 'full-refresh';
   return fullRefresh ? 'full-refresh' : n.config.mode;
@@ -215,7 +215,7 @@ function graphNode(n: CompiledNode, fullRefresh: boolean): GraphNode {
   };
 }
 
-/** Selected nodes in DAG order (§12), with the `could not apply selectors` stage prefix on errors. */
+/** Selected nodes in DAG order, with the `could not apply selectors` stage prefix on errors. */
 export function selectCompiled(cp: CompiledProject, include: readonly string[], exclude: readonly string[]): CompiledNode[] {
   let picked: GraphNode[];
   try {

@@ -1,5 +1,5 @@
 /**
- * Macro files scoped by folder (build.md §6.3): a `*.macros.sql` in
+ * Macro files scoped by folder: a `*.macros.sql` in
  * directory `d` applies to models in `d` and below; root files apply to all.
  * Applicable files are prepended root first (depth, then directory, then
  * file name). The prefix for a directory is built once and shared by every

@@ -1,5 +1,5 @@
 /**
- * One model through the templating pipeline (build.md §6.1): config blocks,
+ * One model through the templating pipeline: config blocks,
  * macros, `@name`, Jinja render, trim, FROM/JOIN rewriting, statement split,
  * dependency detection. The same function serves compile (default
  * incremental context) and run time (re-render with `is_incremental()` true
@@ -73,7 +73,7 @@ export type RenderableModel = Pick<ModelSource, 'name' | 'config' | 'hasFrontMat
 
 export interface PreparedTemplate {
   readonly source: string;
-  /** The macro files in scope (§6.3): compiled once per scope by the engine, not into every model. */
+  /** The macro files in scope: compiled once per scope by the engine, not into every model. */
   readonly prefix: string;
   readonly atRefs: readonly IndexedNode[];
 }
@@ -99,7 +99,7 @@ export function renderModel(env: RenderEnv, model: RenderableModel, prepared: Pr
     this: renderName(nameParts(model.naming), false),
     is_incremental: () => incr.isIncremental,
     incremental_where_cond: () => incr.whereCond,
-    // §6.2: the lower bound as a SQL literal, or the SQL text `null` (never an empty string).
+    // The lower bound as a SQL literal, or the SQL text `null` (never an empty string).
     incremental_value: () => incr.value ?? 'null',
     config: (...args: unknown[]) => {
       if (!model.hasFrontMatter) config = applyConfigCall(model.name, config, callArgs(args).kwargs, env.logger);
@@ -152,7 +152,7 @@ function source(...args: unknown[]): string {
   return positional.map(String).join('.');
 }
 
-/** §6.5: references written with a node's name or prod name become its current full name. */
+/** References written with a node's name or prod name become its current full name. */
 function rewriteRefs(env: RenderEnv, sql: string, self: string, deps: Set<string>, refs: readonly TableRef[]): string {
   return rewriteTableRefs(sql, (ref) => {
     const n = env.index.resolve(ref.parts.join('.'));

@@ -11,10 +11,10 @@
  * connection pointing somewhere else.
  */
 
-/** Where the winning definition came from (api.md §3.1). */
+/** Where the winning definition came from. */
 export type ConnectionSource = 'project' | 'host' | 'env_var';
 
-/** Listing category (api.md §3.1). */
+/** Listing category. */
 export type ConnectionKind = 'database' | 'file' | 'unsupported';
 
 export type SslMode = 'disable' | 'allow' | 'prefer' | 'require' | 'verify-ca' | 'verify-full';
@@ -101,5 +101,5 @@ export function connectionInfo(c: Connection): ConnectionInfo {
   return { name: c.name, type, kind: connectionKind(type), source: c.source };
 }
 
-/** api.md §3.1 name rule. */
+/** name rule. */
 export const CONNECTION_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;

@@ -1,4 +1,4 @@
-/** Public surface of connection loading (build.md §3.4, api.md §3.1). */
+/** Public surface of connection loading. */
 export * from './connection.js';
 export { loadConnections, readEnvFile, envVarConnections } from './load-connections.js';
 export type { ConnectionRegistry, EnvFileContent, EnvFileProblem, LoadConnectionsOptions } from './load-connections.js';

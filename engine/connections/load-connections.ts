@@ -1,6 +1,6 @@
 /**
  * The connections a build or the daemon can use, from three sources in
- * precedence order when names collide (build.md §3.4, api.md §3.1):
+ * precedence order when names collide:
  *   1. `project`  — the project's env file (`connections:` map), path given by the caller;
  *   2. `host`     — `~/.service/env.yaml` (`SERVICE_HOME_DIR` replaces `~/.service`);
  *   3. `env_var`  — environment variables whose value is a postgres/duckdb/file URL.

@@ -1,11 +1,11 @@
 /**
  * One connection definition → `Connection`: the properties form and the URL
- * form of api.md §3.1 (`type: postgres, host, …`, `type: duckdb, instance:`,
+ * form (`type: postgres, host, …`, `type: duckdb, instance:`,
  * `url: postgresql://…`). Both forms end in the same record so nothing
  * downstream cares how the user wrote it.
  *
  * Relative DuckDB paths resolve against the env file's directory for
- * `instance:` and against the working directory for URLs (build.md §3.4).
+ * `instance:` and against the working directory for URLs.
  * Problem texts never quote a URL or password: they end up in logs.
  */
 import { isAbsolute, resolve } from 'node:path';

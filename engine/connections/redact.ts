@@ -1,5 +1,5 @@
 /**
- * Secrets never reach a message or log line (build.md §3.4, api.md §3.1):
+ * Secrets never reach a message or log line:
  * a password inside a URL, a `password=…` pair in a driver message, and any
  * literal password the caller knows about become `***`.
  */

@@ -1,5 +1,5 @@
 /**
- * Connection registries for a long-lived process (api.md §3.1): env files
+ * Connection registries for a long-lived process: env files
  * are re-read only when their modification time changes, so a request or a
  * job-file validation does not parse YAML every time, and an operator's edit
  * is still seen without a restart.

@@ -1,5 +1,5 @@
 /**
- * Connection test (api.md §4.4), shared by `POST /connection/test` and the
+ * Connection test, shared by `POST /connection/test` and the
  * local `service conns test`: a database connection opens with a 10 s
  * timeout and runs `select 1`; a file connection lists its root folder; an
  * unsupported type is invalid. The result is data, never a thrown error.

@@ -1,6 +1,6 @@
 /**
  * The graph the selector and the scheduler see: nodes in DAG order plus their
- * dependency edges. Names are case-insensitive (spec build.md §2.7), so edge
+ * dependency edges. Names are case-insensitive, so edge
  * maps are keyed by the lower-cased name.
  */
 
@@ -10,7 +10,7 @@ export interface GraphNode {
   /** File stem, original case. */
   readonly name: string;
   readonly kind: NodeKind;
-  /** Folder-derived `schema.name` (or `db.schema.name`) ignoring schema overrides (§4.1). */
+  /** Folder-derived `schema.name` (or `db.schema.name`) ignoring schema overrides. */
   readonly prodName: string;
   /** Current full name in this naming mode (`dev_ann.stg_orders`). */
   readonly fullName: string;

@@ -58,7 +58,7 @@ export function matchBase(index: GraphIndex, base: string, pattern: string): num
 }
 
 /**
- * Names compare case-insensitively (§2.7), so name and config globs ignore
+ * Names compare case-insensitively, so name and config globs ignore
  * case; file paths keep their case, like the file system they come from.
  */
 function globMatcher(glob: string, pattern: string, nocase: boolean): Matcher {
@@ -112,7 +112,7 @@ function configTest(configKey: string, rawValue: string, pattern: string): (n: G
   };
 }
 
-/** Mode aliases that mean another mode (§5.5); values are trimmed and lower-cased. */
+/** Mode aliases that mean another mode; values are trimmed and lower-cased. */
 function normalizeMode(value: string): string {
   const v = value.trim().toLowerCase();
   if (v === 'table') return 'full-refresh';

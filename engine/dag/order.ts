@@ -1,5 +1,5 @@
 /**
- * DAG order (spec build.md §6.6). Kahn's algorithm with a deterministic
+ * DAG order. Kahn's algorithm with a deterministic
  * tie-break: the queue starts with every node that has no dependencies,
  * sorted by name in code-point order, and each popped node's newly freed
  * dependents are sorted and appended. This order is `order` in compile output

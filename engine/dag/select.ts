@@ -1,7 +1,7 @@
 /**
- * Node selection (spec build.md §12): `-s/--select` and `--exclude` values
+ * Node selection: `-s/--select` and `--exclude` values
  * resolve to a subset of the DAG, returned in DAG order. Every item is
- * resolved by the first rule of §12.2 that applies:
+ * resolved by the first rule that applies:
  *
  *   1. `@X`             X, its descendants, and the ancestors of all of those
  *   2. `N+X+M` and kin  graph operators around any base (depth-limited walks)
@@ -35,7 +35,7 @@ export function selectNodes(graph: Graph, include: readonly string[], exclude: r
 }
 
 /**
- * Selector values split into items (§12.1): on commas outside `{…}`, each
+ * Selector values split into items: on commas outside `{…}`, each
  * trimmed, empties dropped, repeats dropped (selection is a union anyway).
  */
 export function splitSelectors(values: readonly string[]): string[] {

@@ -1,5 +1,5 @@
 /**
- * Atomic file replacement (spec api.md §2.8): the content goes to a temporary
+ * Atomic file replacement: the content goes to a temporary
  * file in the target's directory, is fsync'ed, then renamed over the target,
  * and the directory is fsync'ed so the rename itself survives a crash. Readers
  * see the old inode or the new one, never a mix. The temporary name has a fixed

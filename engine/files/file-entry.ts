@@ -1,8 +1,8 @@
 /**
- * The File resource of spec api.md §3.2 and the conversions of its `body`:
+ * The File resource and the conversions of its `body`:
  * content is served as UTF-8 text when the bytes are valid UTF-8, otherwise as
  * base64 with `encoding: "base64"`; saves accept either form. Timestamps follow
- * §2.7 (RFC 3339 UTC with milliseconds).
+ * (RFC 3339 UTC with milliseconds).
  */
 import { isUtf8 } from 'node:buffer';
 import type { Stats } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * File names of the project API (spec api.md §2.8). A name is a relative POSIX
+ * File names of the project API. A name is a relative POSIX
  * path inside the project root; the lexical rules are checked in the spec's
  * order, before any file-system access, so each bad name gets exactly the
  * spec's message. Only the last rule touches the disk: it resolves symlinks
@@ -73,7 +73,7 @@ function realRootOf(absRoot: string): string | null {
 }
 
 /**
- * §4.7: a list prefix is a plain string, exempt from §2.8 except that it may
+ * A list prefix is a plain string, exempt except that it may
  * contain neither NUL nor "..". Throws EngineError 'bad_request'.
  */
 export function validatePrefix(prefix: string): void {

@@ -1,5 +1,5 @@
 /**
- * The per-project lock of spec api.md §2.8: file writes, deletes, renames and
+ * The per-project lock: file writes, deletes, renames and
  * git pulls of one project run one at a time, in arrival order. It is
  * re-entrant through AsyncLocalStorage so a caller holding it (the job layer's
  * check-then-write, a git pull) can call the tree's own locked operations
@@ -10,7 +10,7 @@
  * the last request in the queue is a group of that kind that has not started,
  * a new caller joins it instead of queueing behind it. Nothing that arrived
  * later runs before it, and the group's runner handles its items one at a
- * time in arrival order, so the order of §2.8 holds.
+ * time in arrival order, so the order holds.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * One project's files as a plain directory tree (spec api.md §3.2, §4.6–§4.10).
+ * One project's files as a plain directory tree.
  * Only file-system behaviour and file-system errors live here; job
  * classification and job references are the job layer's, which wraps its own
  * check-then-write in `withLock` so nothing changes between check and write.
@@ -28,7 +28,7 @@ export interface SaveInput {
 }
 
 export interface ListOptions {
-  /** Plain string prefix on the name (§4.7); "" or absent lists everything. */
+  /** Plain string prefix on the name; "" or absent lists everything. */
   readonly prefix?: string;
   readonly includeBody?: boolean;
 }
@@ -82,7 +82,7 @@ export class ProjectTree {
   }
 
   /**
-   * Runs `fn` holding the project lock (§2.8). Re-entrant: the tree's own
+   * Runs `fn` holding the project lock. Re-entrant: the tree's own
    * save/delete/rename called inside `fn` do not wait for themselves.
    */
   withLock<T>(fn: () => Promise<T> | T): Promise<T> {
@@ -97,12 +97,12 @@ export class ProjectTree {
     return this.lock.join(runner, item);
   }
 
-  /** §2.8 validation; the absolute path of `name`. Throws 'bad_request'. */
+  /** Validation; the absolute path of `name`. Throws 'bad_request'. */
   resolve(name: string): string {
     return validateFileName(name, this.root);
   }
 
-  /** §4.6: the file with its body (directories: body ""). 404 when missing. */
+  /** The file with its body (directories: body ""). 404 when missing. */
   async get(name: string): Promise<ProjectFile> {
     const entry = await this.readEntry(name, this.resolve(name), true);
     if (entry === null) throw notFound(name);
@@ -138,7 +138,7 @@ export class ProjectTree {
   }
 
   /**
-   * §4.7: every entry whose name starts with `prefix`, recursively, sorted by
+   * Every entry whose name starts with `prefix`, recursively, sorted by
    * name in byte order, directories as their own entries. Never listed: `.git`,
    * names breaking §2.8, in-flight temporaries, special files, symlinks that
    * dangle or leave the root; symlinked directories are listed, not entered.
@@ -166,13 +166,13 @@ export class ProjectTree {
     return out.sort((a, b) => compareNames(a.name, b.name));
   }
 
-  /** `counts.files` of §3.8: regular files in the tree, directories excluded. */
+  /** `counts.files`: regular files in the tree, directories excluded. */
   async countFiles(): Promise<number> {
     return (await this.list()).filter((f) => !f.is_dir).length;
   }
 
   /**
-   * §4.8 file-system part: creates a directory (`is_dir`), or creates/replaces
+   * File-system part: creates a directory (`is_dir`), or creates/replaces
    * a file atomically; missing parents are created. Returns the entry without body.
    *
    * Only the rename needs the project lock: the content is written and
@@ -347,7 +347,7 @@ export class ProjectTree {
   }
 
   /**
-   * §4.9 file-system part: removes a file, or a directory with its subtree.
+   * File-system part: removes a file, or a directory with its subtree.
    * Returns the names of the non-directory entries removed (as listed before).
    */
   async delete(name: string): Promise<string[]> {
@@ -369,7 +369,7 @@ export class ProjectTree {
   }
 
   /**
-   * §4.10 file-system part: moves a file or directory subtree to `newName`,
+   * File-system part: moves a file or directory subtree to `newName`,
    * creating its parents. Returns the moved entry (without body).
    */
   async rename(oldName: string, newName: string): Promise<ProjectFile> {

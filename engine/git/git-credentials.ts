@@ -1,5 +1,5 @@
 /**
- * Credentials of a project's git remote (api.md §7): embedded in an HTTPS
+ * Credentials of a project's git remote: embedded in an HTTPS
  * URL (`https://user:token@host/x.git`) or given in the project env file's
  * `env:` map as `GIT_USERNAME` / `GIT_PASSWORD` (the env file wins). They
  * are taken out of the URL before git runs, so they never appear in a

@@ -1,6 +1,6 @@
 /**
  * The failures of a pull that the HTTP layer answers with a status no other
- * EngineError has (api.md §2.5, §4.20): a branch missing on the remote
+ * EngineError has: a branch missing on the remote
  * (422, code `conflict`) and a fetch that could not complete — remote
  * unreachable, authentication refused, timeout (502, `git fetch failed: …`).
  * Not configured / disabled are plain `conflict` EngineErrors (409).

@@ -50,7 +50,7 @@ export interface GitSyncDeps {
   /** The project's scope as file saves see it (ProjectService.scope). */
   readonly scope: (projectId: string) => ProjectScope;
   readonly logger: Logger;
-  /** §10: 120 s. */
+  /** 120 s. */
   readonly fetchTimeoutMs?: number;
   readonly now?: () => Date;
 }

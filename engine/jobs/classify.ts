@@ -1,5 +1,5 @@
 /**
- * Job-file classification (api.md §6.1): by name and content only. YAML files
+ * Job-file classification: by name and content only. YAML files
  * are pipeline, replication or monitor by the top-level keys of their (first)
  * document — `steps` before `streams` before `objects`; `.sql` files are
  * query files when their header declares a connection. Everything else is a

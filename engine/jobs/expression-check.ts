@@ -1,5 +1,5 @@
 /**
- * Save-time checks of pipeline expressions and templates (api.md §6.4.5):
+ * Save-time checks of pipeline expressions and templates:
  * every `if`/`check`/`loop` expression and every `{…}` template in a step's
  * strings must parse with the runner's parser, and `file://` values inside
  * step strings must name existing project files. Problems sit on the value

@@ -1,5 +1,5 @@
 /**
- * Pipeline expressions (api.md §6.4.3): `if`, `check`, `loop` and `{…}`
+ * Pipeline expressions: `if`, `check`, `loop` and `{…}`
  * templates are parsed into a syntax tree that the pipeline runner
  * interprets — never eval, Function or vm. Validation at save time and the
  * runner use this one parser, so a file that saved is a file that parses.

@@ -1,16 +1,16 @@
 /**
- * Typed reads of YAML values with the problem texts of api.md §6: each reader
+ * Typed reads of YAML values with the problem texts: each reader
  * returns the value when it has the right type and otherwise reports
  * `"<key>" must be <type>` at the value and returns undefined, so a validator
  * reads every key once, keeps going, and reports all problems. A null value
- * (`key:` or `key: ~`) of an optional key means "absent", as in §2.4.
+ * (`key:` or `key: ~`) of an optional key means "absent",.
  */
 import type { ConnectionKind } from '../connections/connection.js';
 import type { JobFileContext } from './job-file-context.js';
 import type { PathSeg, ProblemList } from './problem.js';
 import type { YEntry, YMap, YNode } from './yaml-tree.js';
 
-/** A value written as a JSON string literal, the `"<x>"` of api.md §2.5. */
+/** A value written as a JSON string literal, the `"<x>"`. */
 export const quote = (s: string): string => JSON.stringify(s);
 
 /** Where a validator is: the collector, the injected context and the current path. */
@@ -101,7 +101,7 @@ export function readMap(s: Scope, e: YEntry | undefined, path: readonly PathSeg[
   return mustBe(s, e, path, 'a mapping');
 }
 
-/** A string from a fixed set: `<key> must be one of <values>` otherwise (api.md §6.3, §6.4.5). */
+/** A string from a fixed set: `<key> must be one of <values>` otherwise. */
 export function readEnum<T extends string>(s: Scope, e: YEntry | undefined, path: readonly PathSeg[], values: readonly T[]): T | undefined {
   if (e === undefined || isNull(e.value)) return undefined;
   const v = e.value.kind === 'scalar' ? e.value.value : undefined;

@@ -1,5 +1,5 @@
 /**
- * Project-file references in job files (api.md §6.2): `file://<path>` values,
+ * Project-file references in job files: `file://<path>` values,
  * a replication step's `path` and a build step's `build` name files of the
  * project tree and must exist when the job file is saved. A name that breaks
  * the §2.8 shape rules (absolute, `..`, backslash, …) cannot name a project
@@ -16,7 +16,7 @@ export function fileRefPath(value: string): string | undefined {
   return value.startsWith(FILE_PREFIX) ? value.slice(FILE_PREFIX.length) : undefined;
 }
 
-/** §2.8 shape rules that need no file system; `dir` allows one trailing `/`. */
+/** Shape rules that need no file system; `dir` allows one trailing `/`. */
 export function isProjectFileName(name: string, dir = false): boolean {
   const n = dir && name.length > 1 && name.endsWith('/') ? name.slice(0, -1) : name;
   if (n === '' || Buffer.byteLength(n) > 1024) return false;

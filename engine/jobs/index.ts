@@ -1,4 +1,4 @@
-/** Job files (api.md §6): classification, validation and the typed models runners consume. */
+/** Job files: classification, validation and the typed models runners consume. */
 export { classifyJobFile, isSqlName, isYamlName, type Classification } from './classify.js';
 export { validateJobFile, type JobFile, type JobFileValidation, type ValidateOptions } from './validate-job-file.js';
 export { JOB_KINDS, type JobFileContext, type JobKind } from './job-file-context.js';

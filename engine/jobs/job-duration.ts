@@ -1,5 +1,5 @@
 /**
- * Durations inside job files (api.md §2.7): `(<int>(s|m|h|d|w))+`, e.g. `90s`,
+ * Durations inside job files: `(<int>(s|m|h|d|w))+`, e.g. `90s`,
  * `1h30m`, `7d`. A different grammar from build ranges (engine/duration.ts,
  * one number and unit, months and years allowed), hence its own parser.
  */

@@ -1,5 +1,5 @@
 /**
- * What job-file validation may ask of the world (api.md §6.2): whether a
+ * What job-file validation may ask of the world: whether a
  * project file exists and what kind a named connection has. Injected, so the
  * validators stay pure and the daemon decides how names map to its tree.
  */

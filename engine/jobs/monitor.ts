@@ -1,5 +1,5 @@
 /**
- * Monitor files (api.md §6.5): the validated model, the rule that picks the
+ * Monitor files: the validated model, the rule that picks the
  * settings for one table (entries apply in order, a later matching entry
  * replaces earlier ones, over `defaults`), and validation with the §6.5.4
  * messages. `schemata.exclude` (Sling's key of the same name) lists glob

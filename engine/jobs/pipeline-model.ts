@@ -1,5 +1,5 @@
 /**
- * The validated form of a pipeline file (api.md §6.4, build.md §16): one
+ * The validated form of a pipeline file: one
  * readonly record per step with a `type` discriminant. String values are kept
  * as written — `{…}` templates and `${NAME}` are resolved by the runner at
  * run time — and every expression in them is known to parse.
@@ -19,7 +19,7 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 export const BUILD_COMMANDS = ['run', 'test', 'compile', 'list'] as const;
 export type BuildCommand = (typeof BUILD_COMMANDS)[number];
 
-/** Keys that name the step type when `type` is omitted (§6.4.1); `build` wins over `command` (build.md §16.1). */
+/** Keys that name the step type when `type` is omitted; `build` wins over `command`. */
 export const TYPE_NAMING_KEYS: readonly StepType[] = ['log', 'check', 'build', 'command', 'query'];
 
 export const COMMON_STEP_KEYS: readonly string[] = ['type', 'id', 'name', 'if', 'on_failure', 'goto'];
@@ -42,7 +42,7 @@ export const STEP_KEYS: Readonly<Record<StepType, readonly string[]>> = {
   read: ['from'],
 };
 
-/** Step ids: `^[A-Za-z_][A-Za-z0-9_]*$` (§6.4.1). */
+/** Step ids: `^[A-Za-z_][A-Za-z0-9_]*$`. */
 export const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Seconds; the longest delay a Node timer takes (2^31−1 ms), so any accepted timeout can be armed. */
@@ -88,7 +88,7 @@ export interface BuildStep extends StepBase {
   /** `test: true` already folded in. */
   readonly command: BuildCommand;
   readonly target?: string;
-  /** Selector items, comma-split (build.md §16.1). */
+  /** Selector items, comma-split. */
   readonly select?: readonly string[];
   readonly exclude?: readonly string[];
   readonly vars?: Readonly<Record<string, unknown>>;
@@ -167,7 +167,7 @@ export interface PipelineFile {
   readonly steps: readonly PipelineStep[];
 }
 
-/** The id a step's records use: its own, else `step_<n>` (api.md §3.6). */
+/** The id a step's records use: its own, else `step_<n>`. */
 export function stepId(step: PipelineStep): string {
   return step.id ?? `step_${step.position}`;
 }

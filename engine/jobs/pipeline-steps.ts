@@ -1,5 +1,5 @@
 /**
- * Per-type reading of pipeline steps (api.md §6.4.2, §6.4.4, build.md §16.1):
+ * Per-type reading of pipeline steps:
  * required keys, value types, enums, ranges, referenced project files and
  * connection kinds. The common keys, type detection, ids, goto and
  * templates are handled by pipeline-validate.ts before a reader runs.

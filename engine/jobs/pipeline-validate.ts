@@ -1,5 +1,5 @@
 /**
- * Pipeline file validation (api.md §6.4.5): the steps list at every level,
+ * Pipeline file validation: the steps list at every level,
  * step type detection, keys allowed per type, the common keys (ids unique in
  * the whole file, goto targets among siblings, `if` expressions), templates
  * in step strings, then the per-type reader of pipeline-steps.ts.

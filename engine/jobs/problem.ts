@@ -1,5 +1,5 @@
 /**
- * Job-file problems (api.md §3.9). Validators report problems as they meet
+ * Job-file problems. Validators report problems as they meet
  * them, each with the source offset it is about; the collector sorts by that
  * offset at the end so the list is in document order however the checks were
  * grouped (a cross-field check on a stream runs after its keys were read).

@@ -1,5 +1,5 @@
 /**
- * Query files (api.md §6.6): a `.sql` file whose header declares
+ * Query files: a `.sql` file whose header declares
  * `-- connection: NAME`. The header is the run of leading blank and `--`
  * comment lines; the body splits into statements on `;` outside quotes,
  * comments and dollar-quoted strings, using the SQL scanner the build engine

@@ -1,5 +1,5 @@
 /**
- * The validated form of a replication file (api.md §6.3) and the rules the
+ * The validated form of a replication file and the rules the
  * runner and the job API share: how a stream's settings combine with
  * `defaults`, which mode applies when none is set, and which names a stream
  * key (explicit or wildcard) stands for (§4.13 `streams` entries).
@@ -9,7 +9,7 @@ import type { EnvValue } from './fields.js';
 export const REPLICATION_MODES = ['full-refresh', 'incremental', 'truncate', 'snapshot', 'backfill'] as const;
 export type ReplicationMode = (typeof REPLICATION_MODES)[number];
 
-/** Modes a file target supports (§6.3 "File targets support …"). */
+/** Modes a file target supports. */
 export const FILE_TARGET_MODES: readonly ReplicationMode[] = ['full-refresh', 'truncate'];
 
 export const FILE_FORMATS = ['csv', 'json', 'jsonlines', 'parquet'] as const;
@@ -85,7 +85,7 @@ export interface ReplicationFile {
   readonly env: Readonly<Record<string, EnvValue>>;
 }
 
-/** `{name}` variables of `object` templates (§6.3 "Object templates"). */
+/** `{name}` variables of `object` templates. */
 export const OBJECT_TEMPLATE_VARIABLES: ReadonlySet<string> = new Set([
   'stream_schema', 'stream_table',
   'stream_schema_lower', 'stream_schema_upper', 'stream_table_lower', 'stream_table_upper',
@@ -139,7 +139,7 @@ export function streamKeys(file: ReplicationFile): string[] {
 }
 
 /**
- * §4.13: a job's `streams` entry must equal a stream key of the file or be
+ * A job's `streams` entry must equal a stream key of the file or be
  * matched by one of its wildcard keys.
  */
 export function streamMatches(file: ReplicationFile, stream: string): boolean {

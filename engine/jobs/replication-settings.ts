@@ -1,6 +1,6 @@
 /**
  * Reads one mapping of replication stream settings — a stream's value or
- * `defaults` — with the per-key checks of api.md §6.3: types, mode and option
+ * `defaults` — with the per-key checks: types, mode and option
  * enums, option keys (target options narrowed by the target connection's kind
  * when it is known), object template variables, select forms, the range
  * shape and `file://` SQL files. Cross-key checks that need `defaults` and

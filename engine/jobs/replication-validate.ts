@@ -1,9 +1,9 @@
 /**
- * Replication file validation (api.md §6.3 "Replication validation"): the
+ * Replication file validation: the
  * top-level keys, each stream's settings, and the checks that need a stream
  * and `defaults` together (object required, mode requirements, sql on
  * wildcard or file streams). Checks that depend on a connection's kind run
- * only when the injected context knows the connection (§6.2).
+ * only when the injected context knows the connection.
  */
 import type { ConnectionKind } from '../connections/connection.js';
 import { connectionKindOf, knownEntries, quote, readConnectionName, readEnvMap, readMap, requireEntry, type Scope } from './fields.js';

@@ -1,5 +1,5 @@
 /**
- * `{…}` templates in pipeline step strings (api.md §6.4.2): brace text is an
+ * `{…}` templates in pipeline step strings: brace text is an
  * expression only when it starts with a scope name (`env`, `store`, `state`,
  * `loop`, `timestamp`, `execution`) or a known function call; any other
  * brace text — SQL, JSON, `${NAME}` substitutions — stays as written. The
@@ -73,7 +73,7 @@ function closingBraces(text: string): (open: number) => number {
 
 /**
  * `isExpr` decides which brace text is an expression (default: the scopes and
- * functions of §6.4.3; the pipeline runner adds its own scopes, e.g. hooks' `model`).
+ * functions; the pipeline runner adds its own scopes, e.g. hooks' `model`).
  */
 export function templateParts(text: string, isExpr: (inner: string) => boolean = isTemplateExpression): TemplatePart[] {
   const parts: TemplatePart[] = [];

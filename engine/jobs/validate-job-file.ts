@@ -1,5 +1,5 @@
 /**
- * Full validation of a job file on save (api.md §4.8, §6): classify, then
+ * Full validation of a job file on save: classify, then
  * check the file as its kind and collect every problem in document order.
  * The typed model is returned only for a file without problems, so runners
  * never see data that failed a check.

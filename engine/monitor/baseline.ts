@@ -1,5 +1,5 @@
 /**
- * A monitor's baseline (api.md §6.5.2, §8): the job's last `success` or
+ * A monitor's baseline: the job's last `success` or
  * `warning` execution and the tables its tasks measured, with their schemas.
  * No table of its own: it is read back from the execution and task records.
  * A task that reported `table_dropped` stands for a table that was already

@@ -1,4 +1,4 @@
-/** Monitor jobs (api.md §6.5): planning the objects, measuring one, events against the baseline. */
+/** Monitor jobs: planning the objects, measuring one, events against the baseline. */
 export { aggregateSql, type AggregateSql } from './aggregate-sql.js';
 export { baselineFromTasks, loadBaseline, type Baseline } from './baseline.js';
 export { listTables, tableColumns, tableName, type CatalogTable } from './catalog.js';

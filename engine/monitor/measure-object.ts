@@ -1,5 +1,5 @@
 /**
- * The work of one monitor task (api.md §6.5): read the object's columns,
+ * The work of one monitor task: read the object's columns,
  * check the configured ones exist, run the one metrics statement, and turn
  * what came back into §6.5.3 metrics with their §6.5.2 events. Failures are
  * EngineErrors whose message is the Task's `error` (`object <t> does not
@@ -21,7 +21,7 @@ export interface MeasureOptions {
   readonly baseline: Baseline | undefined;
   readonly now: () => Date;
   readonly log: (line: string) => void;
-  /** §6.2 `${NAME}` substitution for string values (`freshness_column`). */
+  /** `${NAME}` substitution for string values (`freshness_column`). */
   readonly substitute: (text: string) => string;
 }
 

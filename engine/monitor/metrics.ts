@@ -1,6 +1,6 @@
 /**
- * What a monitor task measures (api.md §6.5.3), as plain JSON-safe data: the
- * `metrics` of its Task record. Events (§6.5.2) ride inside; any event makes
+ * What a monitor task measures, as plain JSON-safe data: the
+ * `metrics` of its Task record. Events ride inside; any event makes
  * the task `warning`.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Which objects a monitor run measures (api.md §5.1, §6.5.1–§6.5.2), as a
+ * Which objects a monitor run measures, as a
  * pure function of the file, the catalog and the baseline:
  *
  * - entries are walked in file order; an explicit `schema.table` is one

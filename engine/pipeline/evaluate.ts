@@ -1,5 +1,5 @@
 /**
- * The pipeline expression interpreter (api.md §6.4.3): walks the syntax tree
+ * The pipeline expression interpreter: walks the syntax tree
  * of engine/jobs/expression.ts over JSON values. Nothing is ever compiled —
  * no eval, Function, vm or template engine — and property reads only see a
  * value's own keys, so a template cannot reach a prototype:
@@ -31,7 +31,7 @@ export class EvaluationError extends EngineError {
 
 /**
  * A value that cannot be read: a file `env:` entry whose `${NAME}` did not
- * resolve. Reading it fails the step with `message` (api.md §6.2).
+ * resolve. Reading it fails the step with `message`.
  */
 export class Unresolved {
   constructor(readonly message: string) {}

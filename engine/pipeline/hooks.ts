@@ -1,5 +1,5 @@
 /**
- * Model hooks (build.md §7.1, §16.4): each `hooks.start` / `hooks.end`
+ * Model hooks: each `hooks.start` / `hooks.end`
  * entry is a pipeline step object, validated like a step of a pipeline file
  * and run by the same runner. Their templates see `model.{name, schema,
  * database, full_name, mode}`, `target.name`, `env.*` (the build's vars),

@@ -1,5 +1,5 @@
 /**
- * Run-time resolution of step strings (api.md §6.2, §6.4.2): first `${NAME}`
+ * Run-time resolution of step strings: first `${NAME}`
  * substitution from the variable layers, then `{…}` templates evaluated by
  * the interpreter. Brace text that is not a template (SQL, JSON) stays as
  * written; values inside text read as `toText` (objects and lists as JSON).
@@ -22,7 +22,7 @@ export function varNotSet(name: string): EngineError {
   return new EngineError('node', `variable ${name} is not set`);
 }
 
-/** §6.2 `${NAME}` substitution; an unresolved name fails with `variable NAME is not set`. */
+/** `${NAME}` substitution; an unresolved name fails with `variable NAME is not set`. */
 export function substituteVars(text: string, lookup: VarLookup): string {
   if (!text.includes('${')) return text;
   return text.replace(VAR, (_, name: string) => {

@@ -1,17 +1,17 @@
 /**
- * The pipeline step runner (api.md §5.1, §5.2, §6.4): steps in order, each
+ * The pipeline step runner: steps in order, each
  * with its `if`, `on_failure` and `goto`; groups with loops and bounded
  * concurrency; one Step record per executed or skipped step; `state.<id>`
  * published as each step finishes; at most `stepLimit` steps per run.
  *
- * Step record ids (§3.6): the step's `id`, else `step_<n>`; children of a
+ * Step record ids: the step's `id`, else `step_<n>`; children of a
  * group are prefixed with the group's record id and a dot, loop iterations
  * append `[<i>]` to the ids of the loop's direct children (`each.q[1]`), so
  * deeper descendants carry it in their prefix (`each.inner[1].x`). A step
  * that runs again in the same scope (a backwards `goto`) gets `#<n>` after
  * its id (`poll#2`): records are immutable once terminal.
  *
- * on_failure (§6.4.1): `abort` stops the run (execution `error`); `warn`
+ * on_failure: `abort` stops the run (execution `error`); `warn`
  * marks the step `warning` and continues; `quiet` marks it `error` and
  * continues without affecting the execution; `break` marks it `warning` and
  * leaves the innermost group or loop (the whole run at the top level);
@@ -45,7 +45,7 @@ export interface PipelineRunInput {
   readonly sink: StepSink;
   readonly signal: AbortSignal;
   readonly options: PipelineOptions;
-  /** Run overrides (api.md §4.15): `mode` for replication steps, `select` for build steps. */
+  /** Run overrides: `mode` for replication steps, `select` for build steps. */
   readonly overrides?: { readonly mode?: string; readonly select?: readonly string[] };
   /** Prefix of every record id (model hooks nest their records under the build step). */
   readonly idPrefix?: string;
@@ -53,7 +53,7 @@ export interface PipelineRunInput {
 
 export interface PipelineResult {
   readonly status: PipelineStatus;
-  /** §5.2: `<step_id>: <message>` of the first failure, `(and <n> more)`; the reason of a skipped run. */
+  /** `<step_id>: <message>` of the first failure, `(and <n> more)`; the reason of a skipped run. */
   readonly error: string | null;
   /** Totals over replication and build steps. */
   readonly rows: number;
@@ -344,7 +344,7 @@ class Run {
   }
 }
 
-/** §5.2: the first failure, and how many more. */
+/** The first failure, and how many more. */
 export function summary(failures: readonly Failure[]): string {
   if (failures.length === 0) return 'pipeline aborted';
   const first = `${failures[0]!.id}: ${failures[0]!.message}`;

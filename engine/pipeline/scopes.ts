@@ -1,5 +1,5 @@
 /**
- * The read-only scopes of a pipeline run (api.md §6.4.3): `timestamp.*`
+ * The read-only scopes of a pipeline run: `timestamp.*`
  * (UTC at execution start), `execution.*`, and `env.*` — the file's `env:`
  * map with `${NAME}` resolved, under the job's `config.vars` and the run's
  * `vars` — plus the `${NAME}` lookup in the §6.2 order.
@@ -52,7 +52,7 @@ function define(o: Record<string, unknown>, k: string, v: unknown): void {
 export interface PipelineVars {
   /** `env.*`: values, or Unresolved for a file entry whose `${NAME}` is not set. */
   readonly env: Record<string, unknown>;
-  /** `${NAME}`: run vars, job vars, the file's env, then the env layers (api.md §6.2). */
+  /** `${NAME}`: run vars, job vars, the file's env, then the env layers. */
   readonly lookup: VarLookup;
 }
 

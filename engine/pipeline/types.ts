@@ -1,5 +1,5 @@
 /**
- * What the pipeline runner needs from its host (api.md §5.1, §6.4): where
+ * What the pipeline runner needs from its host: where
  * step records go, and the services that touch databases, builds and
  * replications. The engine defines the shapes; the daemon (and the build
  * runner, for model hooks) provide them, so nothing here imports actors/.
@@ -11,7 +11,7 @@ import type { Value } from './evaluate.js';
 
 export type StepStatus = Extract<ExecutionStatus, 'running' | 'success' | 'warning' | 'error' | 'skipped' | 'cancelled'>;
 
-/** One Step record (api.md §3.6) as the runner reports it. */
+/** One Step record as the runner reports it. */
 export interface StepEvent {
   readonly stepId: string;
   readonly type: string;
@@ -41,7 +41,7 @@ export interface QueryStepResult {
   readonly count: number;
 }
 
-/** A build step with every template resolved (build.md §16.1). */
+/** A build step with every template resolved. */
 export type ResolvedBuildStep = Omit<BuildStep, 'id' | 'name' | 'if' | 'on_failure' | 'goto' | 'position' | 'type' | 'vars' | 'env'> & {
   /** Absolute project directory. */
   readonly dir: string;
@@ -62,7 +62,7 @@ export interface ResolvedReplicationStep extends Omit<ReplicationStep, 'id' | 'n
 }
 
 export interface ReplicationStepResult {
-  /** `{status, rows, bytes, tasks: [...]}` (api.md §6.4.2). */
+  /** `{status, rows, bytes, tasks: [...]}`. */
   readonly state: Readonly<Record<string, Value>>;
   /** Set when the replication did not succeed: the step fails with it. */
   readonly failure?: string;
@@ -83,7 +83,7 @@ export interface PipelineServices {
   replication?(step: ResolvedReplicationStep, ctx: StepServiceContext): Promise<ReplicationStepResult>;
 }
 
-/** What model hooks inside a build step share with the pipeline (build.md §16.4). */
+/** What model hooks inside a build step share with the pipeline. */
 export interface ModelHookScope {
   readonly store: Record<string, Value>;
   readonly state: Record<string, Value>;
@@ -94,9 +94,9 @@ export interface PipelineOptions {
   readonly projectRoot: string;
   readonly connections: ConnectionRegistry;
   readonly services: PipelineServices;
-  /** `--allow-command-steps` (api.md §8). */
+  /** `--allow-command-steps`. */
   readonly allowCommandSteps: boolean;
-  /** §10: steps executed per run (default 10,000). */
+  /** Steps executed per run (default 10,000). */
   readonly stepLimit?: number;
   /** `on_failure: retry` delay (default 5 s). */
   readonly retryDelayMs?: number;

@@ -1,5 +1,5 @@
 /**
- * The config file `service_build.yml` (build.md §3): detection, `${VAR}`
+ * The config file `service_build.yml`: detection, `${VAR}`
  * substitution, parsing and validation of every key, and the resolution of
  * naming mode, dev schema, target and vars from the file plus the flags.
  */
@@ -258,7 +258,7 @@ function unsetError(fileRel: string, field: string, name: string, hint: string):
   );
 }
 
-/** §3.3 resolution plus the §3.2 "unresolved token in a used field" checks, in the spec's order. */
+/** Resolution plus the §3.2 "unresolved token in a used field" checks, in the spec's order. */
 export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Settings {
   if (flags.prod && flags.schema !== undefined) throw new EngineError('usage', 'cannot combine --prod and --schema');
   let naming: 'prod' | 'dev' = config.dev !== undefined ? 'dev' : 'prod';

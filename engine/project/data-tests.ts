@@ -1,5 +1,5 @@
 /**
- * Declarative data test entries (build.md §10.1): validated at load time so
+ * Declarative data test entries: validated at load time so
  * a bad entry fails the project before anything runs. `compile` shows the
  * entries as written; the runner turns a validated `DataTest` into SQL.
  */

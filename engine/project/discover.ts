@@ -1,5 +1,5 @@
 /**
- * Walks a build path and classifies files (build.md §2.3–§2.5): models
+ * Walks a build path and classifies files: models
  * (`*.sql`), macro files (`*.macros.sql`), seeds (`*.csv|*.json|*.parquet`).
  * Hidden entries and `node_modules` are skipped, nested projects (a folder
  * with its own config file) are skipped, and results come back in code-point
@@ -70,10 +70,10 @@ function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
-    return; // a missing directory contributes nothing (§2.5)
+    return; // a missing directory contributes nothing
   }
   const merged = st.subProject === undefined && rel !== '' && !rel.includes('/') && st.mergeChildren.has(rel);
-  if (!isRoot && !merged && entries.some((e) => !e.isDirectory() && isConfigFileName(e.name))) return; // nested project (§2.4)
+  if (!isRoot && !merged && entries.some((e) => !e.isDirectory() && isConfigFileName(e.name))) return; // nested project
   if (merged) st = { ...st, subProject: rel };
   for (const e of entries) {
     if (e.name.startsWith('.')) continue;
@@ -93,7 +93,7 @@ function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
 
 const byFile = (a: DiscoveredFile, b: DiscoveredFile) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0);
 
-/** Immediate, non-hidden child directories holding their own config file (§17). */
+/** Immediate, non-hidden child directories holding their own config file. */
 export function findChildProjects(buildRoot: string): string[] {
   let entries: Dirent[];
   try {

@@ -1,6 +1,6 @@
 /**
  * `${NAME}` / `${NAME:-fallback}` substitution on the raw config text before
- * YAML parsing (build.md §3.2). Substituted text is not re-scanned. A token
+ * YAML parsing. Substituted text is not re-scanned. A token
  * whose variable is unset (and has no fallback) stays literally in the text;
  * it is an error only if the invocation uses the field holding it, which the
  * caller decides with `unresolvedIn`.

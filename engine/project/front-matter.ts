@@ -1,5 +1,5 @@
 /**
- * Front-matter at the top of a model file (build.md §5.1), in three styles:
+ * Front-matter at the top of a model file, in three styles:
  * `/** yaml **\/`, `/* { … } *\/` and consecutive `-- { … }` lines. Returns
  * the config mapping (or null when the file has none) and the body with the
  * block and exactly one following newline removed.

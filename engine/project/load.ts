@@ -1,5 +1,5 @@
 /**
- * Loads a build project (build.md §2–§5): the config file, the settings from
+ * Loads a build project: the config file, the settings from
  * the flags, every discovered file classified and named, front-matter merged
  * over the defaults and validated. Everything here is load-stage: a failure
  * is reported as `could not load build project from <abs>: …`.
@@ -67,7 +67,7 @@ export interface LoadOptions extends SettingsFlags {
   readonly mergeChildren?: readonly string[];
 }
 
-/** Resolves and checks the build path (§2.1). */
+/** Resolves and checks the build path. */
 export function resolveBuildPath(path: string): string {
   const abs = resolve(path);
   let st;
@@ -132,7 +132,7 @@ function checkDuplicate(seen: Map<string, DiscoveredFile>, f: DiscoveredFile): v
   throw new EngineError('load', `duplicate ${f.kind} name '${f.name}': found in both '${prev.file}' and '${f.file}'`);
 }
 
-/** The config a file is loaded under: the root's, or a merged sub-project's (§17). */
+/** The config a file is loaded under: the root's, or a merged sub-project's. */
 interface Scope {
   readonly config: BuildConfig;
   readonly base: ModelConfig;

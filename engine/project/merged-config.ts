@@ -1,5 +1,5 @@
 /**
- * `-R` merged mode (build.md §17): a root with its own config takes the files
+ * `-R` merged mode: a root with its own config takes the files
  * of its immediate child projects into one DAG. For files under such a child
  * the effective config is the root's merged with the child's: vars deep-merged
  * (child wins), defaults scalars child-wins, defaults.tags unioned,

@@ -1,7 +1,7 @@
 /**
  * A model's effective configuration: `defaults` from the config file, then
- * front-matter keys (build.md §5.3–§5.5, §5.7), or at render time `config()`
- * when there is no front-matter (§5.2). Validation messages are the spec's.
+ * front-matter keys, or at render time `config()`
+ * when there is no front-matter. Validation messages are the spec's.
  */
 import { EngineError } from '../errors.js';
 import { parseDuration } from '../duration.js';
@@ -95,7 +95,7 @@ function bool(name: string, key: string, v: unknown, fallback: boolean): boolean
   return v;
 }
 
-/** Defaults + front-matter (§5.4). Front-matter keys replace defaults, except tags (union) and hooks (concatenated). */
+/** Defaults + front-matter. Front-matter keys replace defaults, except tags (union) and hooks (concatenated). */
 export function mergeFrontMatter(name: string, base: ModelConfig, fm: Record<string, unknown>, logger: Logger): ModelConfig {
   if ('pre_hook' in fm || 'post_hook' in fm) {
     throw new EngineError('load', 'pre_hook/post_hook are not supported in service build frontmatter. Use hooks.start/hooks.end instead.');
@@ -129,7 +129,7 @@ export function mergeFrontMatter(name: string, base: ModelConfig, fm: Record<str
   };
 }
 
-/** `config(**kw)` at render time (§5.2), applied on top of the defaults-based config. */
+/** `config(**kw)` at render time, applied on top of the defaults-based config. */
 export function applyConfigCall(name: string, base: ModelConfig, kw: Record<string, unknown>, logger: Logger): ModelConfig {
   if ('pre_hook' in kw || 'post_hook' in kw) {
     throw new EngineError('compile', 'pre_hook/post_hook are not supported in service build config(). Use YAML frontmatter with hooks.start/hooks.end instead.');
@@ -152,7 +152,7 @@ export function applyConfigCall(name: string, base: ModelConfig, kw: Record<stri
   };
 }
 
-/** Incremental style on the raw text after front-matter removal (§8.1). */
+/** Incremental style on the raw text after front-matter removal. */
 export function incrementalStyle(name: string, body: string): IncrementalStyle {
   if (body.includes('{incremental_where_cond}') || body.includes('{incremental_value}')) {
     throw fail(name, 'use {{ incremental_where_cond() }} or {{ incremental_value() }} instead of {incremental_where_cond} / {incremental_value}');
@@ -164,7 +164,7 @@ export function incrementalStyle(name: string, body: string): IncrementalStyle {
   return service ? 'service' : 'dbt';
 }
 
-/** §5.7 load-time checks on the merged config; returns the validated tests. */
+/** Load-time checks on the merged config; returns the validated tests. */
 export function validateModelConfig(name: string, c: ModelConfig, style: IncrementalStyle): DataTest[] {
   if (c.mode === 'incremental' && !c.update_key) throw fail(name, "mode 'incremental' requires update_key");
   if (c.range) {

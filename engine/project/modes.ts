@@ -1,5 +1,5 @@
 /**
- * Materialization modes, their aliases, and merge strategies (build.md §5.5).
+ * Materialization modes, their aliases, and merge strategies.
  * One table each so the config file, front-matter and config() validate the
  * same way with the same messages.
  */

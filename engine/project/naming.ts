@@ -1,5 +1,5 @@
 /**
- * Node names (build.md §4): prod schema = first folder of the discovery
+ * Node names: prod schema = first folder of the discovery
  * path (`public` at the root); dev mode puts every node in the dev schema;
  * an explicit schema (front-matter, then defaults.schema) wins in both modes.
  */
@@ -58,7 +58,7 @@ export function nameNode(input: NameInput, settings: Settings, logger: Logger): 
 
 const nonEmpty = (s: string | undefined) => (s === undefined || s === '' ? undefined : s);
 
-/** The name's parts (`[db,] schema, name`), for rendering with renderName (§4.3). */
+/** The name's parts (`[db,] schema, name`), for rendering with renderName. */
 export function nameParts(n: Pick<NodeName, 'database' | 'schema' | 'name'>): string[] {
   return n.database ? [n.database, n.schema, n.name] : [n.schema, n.name];
 }

@@ -1,5 +1,5 @@
 /**
- * Default jobs (api.md §4.8–§4.10): the job a valid job file gets when it has
+ * Default jobs: the job a valid job file gets when it has
  * none, named after the file, inactive, every other field at its default.
  * It follows its file through renames and kind changes and is deleted with it.
  */

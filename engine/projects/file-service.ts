@@ -1,10 +1,10 @@
 /**
- * Project files with their job side effects (api.md §4.6–§4.10). The tree
+ * Project files with their job side effects. The tree
  * does the file-system work; this module decides what happens to jobs: a
  * saved job file is validated in full first (422), a valid one without a
- * default job gets one, a kind change follows the rules of §4.8, deletes
+ * default job gets one, a kind change follows the rules, deletes
  * take default jobs along and refuse while other jobs still point at the
- * file. Each check-then-write runs under the project lock (§2.8).
+ * file. Each check-then-write runs under the project lock.
  */
 import { syncDirectory } from '../files/atomic-write.js';
 import { isUtf8 } from 'node:buffer';

@@ -1,4 +1,4 @@
-/** The project API's domain (api.md §4.5–§4.15): files with their job side effects, jobs, run requests. */
+/** The project API's domain: files with their job side effects, jobs, run requests. */
 export { ProjectService, type ProjectServiceDeps } from './project-service.js';
 export { projectPaths, type ProjectPaths } from './project-paths.js';
 export { ForbiddenError, InvalidJobFileError } from './project-errors.js';

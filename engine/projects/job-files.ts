@@ -1,7 +1,7 @@
 /**
- * Job files seen from a project tree: the validation context of api.md §6.2
+ * Job files seen from a project tree: the validation context
  * (which project files exist, what kind a defined connection has) and the
- * kind of content under a name (§6.1). Content that is not valid UTF-8 is a
+ * kind of content under a name. Content that is not valid UTF-8 is a
  * plain file: no job file format is binary.
  */
 import { isUtf8 } from 'node:buffer';

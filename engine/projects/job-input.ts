@@ -1,5 +1,5 @@
 /**
- * The value rules of a job save (api.md §3.3, §4.13) that need no file and
+ * The value rules of a job save that need no file and
  * no store: lengths, enums, ranges, cron expressions, the timezone and
  * `config.vars`. The HTTP layer has already checked the JSON shape; this
  * turns a shape-valid input into the stored fields with every default
@@ -19,7 +19,7 @@ export interface JobConfigInput {
   readonly retries?: number;
 }
 
-/** §3.3 input fields; read-only ones a client sends back are dropped before this. */
+/** Input fields; read-only ones a client sends back are dropped before this. */
 export interface JobInput {
   readonly id?: string;
   readonly name: string;
@@ -88,7 +88,7 @@ export function checkVars(vars: Readonly<Record<string, unknown>>, path: string)
 }
 
 /**
- * Checks the input's values and fills the defaults of §3.3 (a full replace:
+ * Checks the input's values and fills the defaults (a full replace:
  * omitted optional fields take their defaults). `root` is the body path of
  * the job object, for messages.
  */

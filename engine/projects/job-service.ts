@@ -1,6 +1,6 @@
 /**
- * Jobs of a project (api.md §4.11–§4.15): list, get, save with the rules of
- * §4.13, delete, and run requests with the override rules of §4.15. A job
+ * Jobs of a project: list, get, save with the rules of
+ * §4.13, delete, and run requests with the override rules. A job
  * save reads its file's kind under the project lock, so a concurrent file
  * save cannot change the kind between the check and the write.
  */
@@ -13,7 +13,7 @@ import { jobViews, type JobView } from './job-view.js';
 import { badRequest, conflict, ForbiddenError, jobNotFound } from './project-errors.js';
 import { validateForSave, type ProjectScope } from './project-scope.js';
 
-/** §4.15 overrides, as ExecutionService.requestRun takes them. */
+/** Overrides, as ExecutionService.requestRun takes them. */
 export interface RunOverrides {
   readonly streams?: readonly string[];
   readonly mode?: string;
@@ -25,7 +25,7 @@ export interface RunRequest extends RunOverrides {
   readonly job_id: string;
 }
 
-/** Creates the execution and applies the policy (§5.4); the daemon's ExecutionService. */
+/** Creates the execution and applies the policy; the daemon's ExecutionService. */
 export interface RunRequester {
   requestRun(job: JobRecord, overrides: RunOverrides, trigger: Trigger): Promise<string>;
 }
@@ -120,7 +120,7 @@ async function runnableFile(p: ProjectScope, job: JobRecord): Promise<JobFile> {
   return v.parsed;
 }
 
-/** §4.15: checks the overrides, then creates the execution through `runs`. */
+/** Checks the overrides, then creates the execution through `runs`. */
 export async function runJob(p: ProjectScope, runs: RunRequester, req: RunRequest, trigger: Trigger): Promise<string> {
   const job = await requireJob(p, req.job_id);
   const notFor = (field: string) => badRequest(`${field} does not apply to ${job.type} jobs`);

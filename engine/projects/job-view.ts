@@ -1,5 +1,5 @@
 /**
- * The Job resource as responses carry it (api.md §3.3): every field, `config`
+ * The Job resource as responses carry it: every field, `config`
  * fully populated, `executed` (the latest execution's start_time) and
  * `next_run` (the next scheduled fire; null when inactive or unscheduled).
  */

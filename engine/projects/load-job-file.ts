@@ -1,5 +1,5 @@
 /**
- * A job file as an execution loads it when it starts (api.md §5.1): read and
+ * A job file as an execution loads it when it starts: read and
  * validated again, because the file may have changed since the run was
  * requested. Failures are data (`ok: false` with the reason), which the
  * execution records as its `error`.

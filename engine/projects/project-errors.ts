@@ -14,7 +14,7 @@ export class ForbiddenError extends EngineError {
   }
 }
 
-/** 422 `invalid job file <name>` with every problem (api.md §3.9, §4.8). */
+/** 422 `invalid job file <name>` with every problem. */
 export class InvalidJobFileError extends EngineError {
   constructor(
     readonly fileName: string,

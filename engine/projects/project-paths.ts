@@ -1,5 +1,5 @@
 /**
- * Where a project lives under the daemon's data dir (api.md §8 "Layout"):
+ * Where a project lives under the daemon's data dir:
  * `projects/<project_id>/files/` is the project root, `env.yaml` beside it
  * holds the project's connections, `git/` the git metadata.
  */
@@ -10,7 +10,7 @@ export interface ProjectPaths {
   readonly dir: string;
   /** The project root: every file name of the API is relative to it. */
   readonly files: string;
-  /** The project env file (§3.1): never served, listed or written by the file API. */
+  /** The project env file: never served, listed or written by the file API. */
   readonly envFile: string;
   readonly git: string;
 }

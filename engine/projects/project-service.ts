@@ -1,5 +1,5 @@
 /**
- * The project API's domain service (api.md §4.5–§4.15): one object the HTTP
+ * The project API's domain service: one object the HTTP
  * routes call with the token's project id. Each call builds the project's
  * scope (tree at `<dataDir>/projects/<id>/files`, the store, its connections)
  * and delegates to the file and job modules. It also loads job files for

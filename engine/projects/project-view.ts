@@ -1,5 +1,5 @@
 /**
- * The Project resource (api.md §3.8): git settings with the URL's
+ * The Project resource: git settings with the URL's
  * credentials replaced by `***`, and counts of files, jobs and executions.
  */
 import type { GitRecord, StateStore } from '../state/store.js';

@@ -1,5 +1,5 @@
 /**
- * Source catalogs for wildcard expansion (api.md §5.1): the tables and views
+ * Source catalogs for wildcard expansion: the tables and views
  * of a schema on PostgreSQL or DuckDB, without this service's own temp
  * tables, and the files of a file connection.
  */

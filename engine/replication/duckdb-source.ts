@@ -20,7 +20,7 @@ function option(name: string, value: string | boolean | undefined): string[] {
   return [`${name}=${typeof value === 'boolean' ? String(value) : sqlString(value)}`];
 }
 
-/** A DuckDB reader call over `files` honouring `source_options` (api.md §6.3). */
+/** A DuckDB reader call over `files` honouring `source_options`. */
 export function fileReader(files: readonly FileEntry[], format: FileFormat, o: SourceOptions): string {
   const list = `[${files.map((f) => sqlString(f.path)).join(', ')}]`;
   const compression = o.compression === 'none' ? 'none' : o.compression === 'gzip' ? 'gzip' : undefined;

@@ -1,5 +1,5 @@
 /**
- * Stream expansion (api.md §5.1, §6.3 "Stream keys"): each key of the file
+ * Stream expansion: each key of the file
  * becomes the streams it stands for. A database wildcard (`public.*`,
  * `public.prefix_*`) expands to the matching tables of the source, sorted by
  * name; a file glob to the matching files, sorted by path; a folder key is
@@ -89,7 +89,7 @@ export async function expandStreams(file: ReplicationFile, kind: SourceKind, def
 }
 
 /**
- * The job's `streams` subset (§3.3, §4.15): a stream runs when the subset is
+ * The job's `streams` subset: a stream runs when the subset is
  * empty, names it, or names the wildcard key it came from.
  */
 export function selectStreams(streams: readonly ExpandedStream[], subset: readonly string[]): ExpandedStream[] {

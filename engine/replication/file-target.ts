@@ -1,5 +1,5 @@
 /**
- * File targets (api.md §6.3): DuckDB's writers (`COPY … TO`) produce CSV,
+ * File targets: DuckDB's writers (`COPY … TO`) produce CSV,
  * JSON (an array), JSON lines or Parquet. The output is written beside its
  * final name and renamed into place, so readers never see half a file;
  * `file_max_rows` splits the rows into numbered parts `<stem>_001.<ext>`, ….

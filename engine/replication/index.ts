@@ -1,4 +1,4 @@
-/** Replication jobs (api.md §6.3): planning streams into tasks and running one stream. */
+/** Replication jobs: planning streams into tasks and running one stream. */
 export { expandStreams, selectStreams, splitTableKey, type ExpandedStream, type SourceCatalog, type SourceKind } from './expand.js';
 export { planReplication, fileEnvLookup, substitute, type PlanOptions } from './plan.js';
 export { runStream, needsDuckdbActor, type StreamRuntime } from './run-stream.js';

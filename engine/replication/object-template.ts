@@ -1,5 +1,5 @@
 /**
- * `object` templates (api.md §6.3 "Object templates"): `{name}` placeholders
+ * `object` templates: `{name}` placeholders
  * filled from the stream, the connections and the execution start (UTC).
  * `${NAME}` substitutions are not placeholders (they are resolved before).
  */

@@ -3,7 +3,7 @@
  * temp tables and session settings die with it), opened with the settings
  * that make COPY text portable — UTC time zone, ISO dates, ISO 8601
  * intervals. Aborting the task's signal stops the statement in flight with
- * `pg_cancel_backend(<pid>)` from a separate connection (api.md §5.3), and
+ * `pg_cancel_backend(<pid>)` from a separate connection, and
  * every later statement fails with `cancelled` except the cleanup ones.
  * Messages are redacted: the connection's password never reaches a log.
  */

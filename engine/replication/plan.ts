@@ -1,8 +1,8 @@
 /**
  * From a validated replication file and its expanded streams to one
- * `StreamPlan` per task (api.md §5.1, §6.3): `defaults` merged into each
+ * `StreamPlan` per task: `defaults` merged into each
  * stream, the mode override of the job or run applied, `${NAME}` resolved
- * (§6.2), `file://` SQL read, the object template rendered, and the checks
+ * `file://` SQL read, the object template rendered, and the checks
  * that depend on the connections' kinds. A stream that cannot run keeps its
  * task and carries the reason in `error`, so only that task fails.
  */
@@ -25,9 +25,9 @@ export interface PlanOptions {
   readonly target: Connection;
   /** Expanded and selected streams, in task order. */
   readonly streams: readonly ExpandedStream[];
-  /** `config.mode` of the job, replaced by the run's `mode` (§3.3, §4.15). */
+  /** `config.mode` of the job, replaced by the run's `mode`. */
   readonly modeOverride?: string | null;
-  /** §6.2 lookup in order: run vars, job vars, the file's `env:`, env files, process environment. */
+  /** Lookup in order: run vars, job vars, the file's `env:`, env files, process environment. */
   readonly lookup: (name: string) => string | undefined;
   /** Execution start. */
   readonly start: Date;
@@ -40,7 +40,7 @@ export interface PlanOptions {
 
 const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** §6.2: an unresolved name is `variable NAME is not set`. */
+/** An unresolved name is `variable NAME is not set`. */
 export function substitute(text: string, lookup: (name: string) => string | undefined): string {
   return text.replace(VAR, (_, name: string) => {
     const v = lookup(name);

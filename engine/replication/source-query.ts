@@ -1,5 +1,5 @@
 /**
- * The SELECT a stream reads (api.md §6.3): the selected columns, each
+ * The SELECT a stream reads: the selected columns, each
  * converted where the target needs another text form, the stream's `where`,
  * the incremental watermark or backfill range on `update_key`, the snapshot
  * load time and `source_options.limit`. Pure text building; both dialects

@@ -1,10 +1,10 @@
 /**
- * Replication modes on a database target (api.md §6.3 "Modes"), written once
+ * Replication modes on a database target, written once
  * over the `TableTarget` interface that PostgreSQL and DuckDB implement:
  *
  * - full-refresh: load a temp table, then `DROP` + `RENAME` in one
  *   transaction; a failure or cancel before the swap leaves the previous
- *   table intact (§5.3).
+ *   table intact.
  * - truncate: keep the table (create it if missing), delete its rows and
  *   load, in one transaction.
  * - snapshot: append every source row with `_service_loaded_at`.

@@ -1,5 +1,5 @@
 /**
- * The work of a query job's single task (api.md §6.6): the file's statements
+ * The work of a query job's single task: the file's statements
  * run in order on one connection, not wrapped in a transaction; the first
  * failure fails the task. The log gets each statement with its row count and
  * the last result's first 100 rows as a plain-text table.

@@ -1,5 +1,5 @@
 /**
- * Job schedules (api.md §5.5): five-field cron expressions evaluated in the
+ * Job schedules: five-field cron expressions evaluated in the
  * job's IANA timezone. croner finds the next fire; the expression is parsed
  * here too, because the contract is stricter than croner (no macros, no
  * seconds field) and because a local time inside a DST gap must be skipped,
@@ -119,7 +119,7 @@ export function nextRun(schedules: readonly string[], tz: string, after: Date): 
         if (!best || next < best) best = next;
         break;
       }
-      from = next; // a DST-gap instant croner moved forward: skip it (§5.5)
+      from = next; // a DST-gap instant croner moved forward: skip it
     }
   }
   return best;

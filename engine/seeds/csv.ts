@@ -1,5 +1,5 @@
 /**
- * RFC 4180 reader for CSV seeds (spec build.md §11.2). A seed is loaded whole,
+ * RFC 4180 reader for CSV seeds. A seed is loaded whole,
  * so this parses the decoded file text in one forward pass: unquoted fields are
  * sliced straight out of the text, quoted fields are found with indexOf and
  * un-doubled once, so the cost stays linear in the file size (no per-character

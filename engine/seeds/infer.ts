@@ -1,5 +1,5 @@
 /**
- * Conservative seed type inference (spec build.md §11.3). A column gets a
+ * Conservative seed type inference. A column gets a
  * non-text type only when every non-NULL value matches that type's pattern
  * exactly, so loading never rewrites what the user wrote: `007` stays `007`,
  * `1e5` stays `1e5`. Guessing wrong in the other direction (a value silently

@@ -1,5 +1,5 @@
 /**
- * JSON seeds (spec build.md §11.4): a JSON array of objects, one object, or
+ * JSON seeds: a JSON array of objects, one object, or
  * newline-delimited objects, turned into the same typed table as a CSV seed.
  * Columns are the union of keys in first-seen order; a key missing from an
  * object is NULL. Types follow the JSON kinds: integers → integer, other

@@ -1,6 +1,6 @@
 /**
  * The one error shape for a seed file whose content cannot be used
- * (spec build.md §11.2/§11.4): `seed '<n>': <what is wrong>`, code 'node'
+ * `seed '<n>': <what is wrong>`, code 'node'
  * because it fails that seed's node, not the project load.
  */
 import { EngineError } from '../errors.js';

@@ -2,11 +2,11 @@
  * The one entry point that turns a seed file into a typed table, independent
  * of the target: the PostgreSQL and DuckDB loaders only create the table from
  * `columns` (via POSTGRES_TYPES / DUCKDB_TYPES) and bulk-insert `rows`.
- * Parquet seeds are not read here: DuckDB reads them directly (§11.4/§11.5).
+ * Parquet seeds are not read here: DuckDB reads them directly.
  *
  * Errors: an unreadable file is `could not read seed '<n>'` with the I/O error
  * as cause (errorChain renders `could not read seed '<n>': <cause>`); bad
- * content is `seed '<n>': <what is wrong>` (spec build.md §11.2, §11.5).
+ * content is `seed '<n>': <what is wrong>`.
  */
 import { readFile } from 'node:fs/promises';
 import { EngineError } from '../errors.js';

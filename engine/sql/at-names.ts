@@ -1,5 +1,5 @@
 /**
- * `@name` shorthand (spec build.md §6.4). It runs before Jinja rendering, so
+ * `@name` shorthand. It runs before Jinja rendering, so
  * `{# … #}` counts as a comment here, and quoted identifiers are protected
  * like strings: `"a@b"` is a column name, not a reference.
  */
@@ -17,7 +17,7 @@ const AT_NAME = /(?<![@A-Za-z0-9_])@([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)/g;
 /**
  * Replaces each resolvable `@name` outside strings, quoted identifiers and
  * comments with `resolve(name)`. `resolve` returns the node's current full
- * name rendered per §4.3, or undefined to leave the text untouched
+ * name rendered, or undefined to leave the text untouched
  * (unresolved references, self-references).
  */
 export function replaceAtNames(sql: string, resolve: (ref: string) => string | undefined): AtNamesResult {

@@ -1,6 +1,6 @@
 /**
- * One SQL scanner shared by statement splitting (§5.6), `@name` replacement
- * (§6.4) and reference rewriting (§6.5), so all three agree on what is a
+ * One SQL scanner shared by statement splitting, `@name` replacement
+ * and reference rewriting, so all three agree on what is a
  * string, a quoted identifier, a comment or a dollar-quoted body. It makes a
  * single left-to-right pass (closing delimiters are found with indexOf), so a
  * project of 10,000 models costs time proportional to its total SQL size

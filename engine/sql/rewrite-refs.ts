@@ -1,5 +1,5 @@
 /**
- * Table references after FROM and JOIN (spec build.md §6.5): found once on
+ * Table references after FROM and JOIN: found once on
  * the rendered SQL, used both to rewrite prod names to current names and to
  * detect dependencies. The grammar is deliberately shallow — a name of 1–3
  * bare or "quoted" parts right after the anchor — with the exclusions the
@@ -42,7 +42,7 @@ const KEYWORDS = new Set([
 
 const BARE_PART = /^[a-z_][a-z0-9_]*$/;
 
-/** §4.3: a part is bare when it matches `^[a-z_][a-z0-9_]*$`, otherwise "quoted"; forceQuote quotes every part. */
+/** A part is bare when it matches `^[a-z_][a-z0-9_]*$`, otherwise "quoted"; forceQuote quotes every part. */
 export function renderName(parts: readonly string[], forceQuote: boolean): string {
   return parts.map((p) => (!forceQuote && BARE_PART.test(p) ? p : `"${p.replaceAll('"', '""')}"`)).join('.');
 }
@@ -166,7 +166,7 @@ export function findTableRefs(sql: string): TableRef[] {
 
 /**
  * Replaces each reference for which `resolve` returns parts. The replacement
- * is rendered per §4.3, with every part quoted when any original part was.
+ * is rendered, with every part quoted when any original part was.
  */
 export function rewriteTableRefs(
   sql: string,

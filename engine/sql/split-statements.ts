@@ -1,6 +1,6 @@
 /**
  * Splits a rendered model body into pre-statements, the one query, and
- * post-statements (spec build.md §5.6). Classification looks only at the
+ * post-statements. Classification looks only at the
  * leading keyword — and, for WITH, at the keyword of the main statement after
  * the CTE list — because the contract needs the statement kind, not a parse.
  *

@@ -1,11 +1,11 @@
 /**
- * Identifiers of api.md §2.6, all from node:crypto's random source.
+ * Identifiers, all from node:crypto's random source.
  *
  * Execution ids are KSUIDs: 4 bytes of seconds since 2014-05-13T16:53:20Z
  * followed by 16 random bytes, base62-encoded to 27 characters with the
  * alphabet 0-9A-Za-z, so byte order is creation order. Plain KSUIDs only
  * order to the second; dispatch takes queued executions in exec_id order
- * (§5.1), so ids made by this process within the same second reuse the
+ * So ids made by this process within the same second reuse the
  * previous payload plus one instead of fresh random bytes (the monotonic
  * scheme ULID uses). Ids minted by several daemons in the same second still
  * order randomly among themselves.
@@ -29,7 +29,7 @@ export const newProjectId = (): string => `proj_${randomAlnum(16)}`;
 /** `job_` + 16 characters of [a-z0-9]. */
 export const newJobId = (): string => `job_${randomAlnum(16)}`;
 
-/** A new project token: a lowercase UUID v4 (§2.2). Shown once; only its digest is stored. */
+/** A new project token: a lowercase UUID v4. Shown once; only its digest is stored. */
 export const newToken = (): string => randomUUID();
 
 /** The shape a presented token must have (lowercase UUID v4). */

@@ -95,7 +95,7 @@ const initial: Migration = {
       )`,
       'CREATE INDEX jobs_project_created ON jobs (project_id, created, id)',
       'CREATE INDEX jobs_project_file ON jobs (project_id, file_name)',
-      // job_id has no foreign key: executions outlive their job (§4.14).
+      // job_id has no foreign key: executions outlive their job.
       `CREATE TABLE executions (
         exec_id ${key} PRIMARY KEY,
         project_id ${key} NOT NULL REFERENCES projects (id),
@@ -122,7 +122,7 @@ const initial: Migration = {
       'CREATE INDEX executions_job_start ON executions (job_id, start_time)',
       // Dispatch and recovery read the few active rows in exec_id order.
       'CREATE INDEX executions_status ON executions (status, exec_id)',
-      // §5.1: never two running executions of one job, whatever the number of daemons.
+      // Never two running executions of one job, whatever the number of daemons.
       "CREATE UNIQUE INDEX executions_one_running_per_job ON executions (job_id) WHERE status = 'running'",
       `CREATE TABLE tasks (
         exec_id ${key} NOT NULL REFERENCES executions (exec_id),

@@ -308,7 +308,7 @@ export function executionPatchValues(p: ExecutionPatch, now: string) {
   };
 }
 
-/** §5.1: open tasks/steps of an execution that ended take its status if cancelled or interrupted, else cancelled. */
+/** Open tasks/steps of an execution that ended take its status if cancelled or interrupted, else cancelled. */
 export const closingStatus = (s: ExecutionStatus): ExecutionStatus => (s === 'cancelled' || s === 'interrupted' ? s : 'cancelled');
 
 export const GIT_DEFAULTS = { branch: 'main', enabled: true, poll_interval: 60, last_sha: null, last_pull: null, last_error: null } as const;

@@ -6,7 +6,7 @@
  * sharing one state, `postgres-store.ts`). `openStateStore` in
  * `open-state-store.ts` picks one from a location and runs the migrations.
  *
- * Records mirror the HTTP resources of api.md §3 with snake_case fields so
+ * Records mirror the HTTP resources with snake_case fields so
  * the HTTP layer renders them with little mapping. A few internal fields are
  * not part of the HTTP shapes and are named as such below (`project_id`,
  * `seq`, `overrides`); the HTTP layer drops them.
@@ -16,7 +16,7 @@
  * sort correctly as strings (PostgreSQL columns use COLLATE "C"); inputs in
  * another RFC 3339 form are normalised on the way in.
  *
- * Execution lifecycle (§5.1), as the store enforces it:
+ * Execution lifecycle, as the store enforces it:
  *   queued ──claim──► running ──► success | warning | error | skipped | cancelled | interrupted
  *   queued ──────────────────────► cancelled | skipped
  * - A terminal execution never changes again: every UPDATE carries
@@ -30,7 +30,7 @@
  *   after a cancel is dropped by the store (retries must keep a task running
  *   until its last attempt ends). Output can still be appended to them.
  *
- * Monitor baselines (§6.5.2) need no table of their own: the baseline is the
+ * Monitor baselines need no table of their own: the baseline is the
  * job's last success or warning execution — listExecutions({jobId, status:
  * ['success', 'warning'], order: 'desc', limit: 1}) — and its tasks' metrics.
  */
@@ -46,7 +46,7 @@ export type Trigger = 'manual' | 'api' | 'schedule' | 'git';
 export type StatusMap = Record<ExecutionStatus, number>;
 export type JsonObject = Record<string, unknown>;
 
-/** §3.8 `git`, as stored (the URL unredacted; the HTTP layer redacts it). */
+/** `git`, as stored (the URL unredacted; the HTTP layer redacts it). */
 export interface GitRecord {
   readonly url: string;
   readonly branch: string;
@@ -72,7 +72,7 @@ export interface JobConfig {
   readonly retries: number;
 }
 
-/** §3.3 without the computed `executed` (see latestStartTime) and `next_run`. */
+/** Without the computed `executed` (see latestStartTime) and `next_run`. */
 export interface JobRecord {
   readonly id: string;
   readonly project_id: string;
@@ -95,7 +95,7 @@ export interface JobRecord {
 /** What createJob takes: a job without id and times (both made when absent). */
 export type NewJob = Omit<JobRecord, 'id' | 'created' | 'updated'> & { readonly id?: string; readonly created?: string; readonly updated?: string };
 
-/** §3.4 plus `project_id` and `overrides`. */
+/** Plus `project_id` and `overrides`. */
 export interface ExecutionRecord {
   readonly exec_id: string;
   readonly project_id: string;
@@ -115,7 +115,7 @@ export interface ExecutionRecord {
   /** Count of the execution's tasks (or steps) per status; all eight keys present. */
   readonly status_map: StatusMap;
   readonly build: JsonObject | null;
-  /** Internal: the run request's overrides (§4.15), kept so a queued execution can start after a restart. */
+  /** Internal: the run request's overrides, kept so a queued execution can start after a restart. */
   readonly overrides: JsonObject | null;
 }
 
@@ -149,7 +149,7 @@ export interface ExecutionPatch {
   readonly build?: JsonObject | null;
 }
 
-/** §3.5 plus `seq` (task order: n of `task_<n>`). `output` is absent when excluded. */
+/** Plus `seq` (task order: n of `task_<n>`). `output` is absent when excluded. */
 export interface TaskRecord {
   readonly exec_id: string;
   readonly task_id: string;
@@ -189,7 +189,7 @@ export interface TaskUpsert {
   readonly metrics?: JsonObject | null;
 }
 
-/** §3.6 plus `seq` (start order). Execution totals over steps are set by the caller. */
+/** Plus `seq` (start order). Execution totals over steps are set by the caller. */
 export interface StepRecord {
   readonly exec_id: string;
   readonly step_id: string;
@@ -254,7 +254,7 @@ export interface StateStoreOptions {
    * SQLite `synchronous` (default `normal`): in WAL mode a commit costs ≈35 µs
    * with `normal` against ≈170 µs with `full` (an fsync each) on the 2-core
    * dev machine. `normal` survives a process crash; a power loss can drop the
-   * last commits, which restart recovery (§5.6) then treats like a crash.
+   * last commits, which restart recovery then treats like a crash.
    */
   readonly synchronous?: 'normal' | 'full';
 }
@@ -334,7 +334,7 @@ export interface StateStore {
    * maxRunning is reached.
    */
   claimNextQueued(options?: ClaimOptions): Promise<ExecutionRecord | undefined>;
-  /** §5.6: running executions (of `owner`, when given) and their open tasks/steps → interrupted. Returns their ids. */
+  /** Running executions (of `owner`, when given) and their open tasks/steps → interrupted. Returns their ids. */
   markRunningInterrupted(now: string, error: string, owner?: string): Promise<string[]>;
   /** Tasks and steps of the execution still queued or running → `status` with end_time `now`. Returns how many. */
   finishActive(execId: string, status: ExecutionStatus, now: string): Promise<number>;

@@ -1,5 +1,5 @@
 /**
- * Incremental watermarks (build.md §8.6): one row per (target connection,
+ * Incremental watermarks: one row per (target connection,
  * model full name) holding the literal text of the last loaded bound and
  * when it was written. `SERVICE_STATE` names the store: a SQLite file path
  * (created on first use, WAL) or a `postgres://` / `postgresql://` URL.

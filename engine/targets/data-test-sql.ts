@@ -1,6 +1,6 @@
 /**
- * Data test queries and labels (build.md §10.1) and their outcome messages
- * (§10.2). Pure: the same SQL runs on both targets, and each query yields the
+ * Data test queries and labels and their outcome messages
+ * Pure: the same SQL runs on both targets, and each query yields the
  * violation count as the first column of its first row (the `expr` test
  * yields 0/1 per row and only the first row is read; no rows = pass), which
  * is exactly what `TargetSession.countQuery` returns.
@@ -61,13 +61,13 @@ export function dataTestSql(test: DataTest, target: Relation, parent?: Relation)
 
 export type Severity = 'error' | 'warn';
 
-/** §10.2 message for a test with violations. */
+/** Message for a test with violations. */
 export function dataTestFailedMessage(modelName: string, label: string, violations: number, severity: Severity): string {
   const base = `model '${modelName}' test "${label}" failed: ${violations} violating row(s)`;
   return severity === 'warn' ? `${base} (severity: warn)` : base;
 }
 
-/** §10.2 prefix for a test whose query failed (`: <cause>` follows in the chain). */
+/** Prefix for a test whose query failed (`: <cause>` follows in the chain). */
 export function dataTestExecPrefix(modelName: string, label: string): string {
   return `model '${modelName}' test "${label}" failed to execute`;
 }

@@ -1,6 +1,6 @@
 /**
  * What differs in SQL text between targets, as data plus small functions:
- * quoting, seed column type names (§11.3), and how §8.4 literals are read
+ * quoting, seed column type names, and how §8.4 literals are read
  * back from a `MAX()` probe. Each target folder exports one `Dialect`.
  */
 import type { Relation, SeedColumnType, TargetType, ValueCategory } from './target.js';
@@ -9,7 +9,7 @@ export interface Dialect {
   readonly type: TargetType;
   quoteIdent(part: string): string;
   quoteRelation(rel: Relation): string;
-  /** §11.3 column type for a seed column (`bigint` / `BIGINT`). */
+  /** Column type for a seed column (`bigint` / `BIGINT`). */
   seedColumnType(type: SeedColumnType): string;
   /** Classifies a column type name as reported by information_schema. */
   valueCategory(dataType: string): ValueCategory;

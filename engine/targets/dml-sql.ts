@@ -1,7 +1,7 @@
 /**
  * SQL shapes that are identical on PostgreSQL and DuckDB (build.md §7.2,
  * §7.3, §7.6–§7.8, §8.5), written once so the text the spec pins down has
- * one source. `T`, `TMP` and `COLS` are quoted here; `Q` is wrapped per §7.3.
+ * one source. `T`, `TMP` and `COLS` are quoted here; `Q` is wrapped.
  */
 import { quoteIdent, quoteRelation, quoteSchema, wrapQuery } from './relation.js';
 import type { MergeStrategy, Relation, RelationKind, SchemaRef } from './target.js';
@@ -14,12 +14,12 @@ export function ctasSql(rel: Relation, query: string): string {
   return `CREATE TABLE ${quoteRelation(rel)} AS ${wrapQuery(query)}`;
 }
 
-/** §7.8: `DROP TABLE|VIEW [IF EXISTS] T[ CASCADE]`. */
+/** `DROP TABLE|VIEW [IF EXISTS] T[ CASCADE]`. */
 export function dropSql(kind: RelationKind, rel: Relation, cascade: boolean, ifExists = true): string {
   return `DROP ${kind === 'view' ? 'VIEW' : 'TABLE'}${ifExists ? ' IF EXISTS' : ''} ${quoteRelation(rel)}${cascade ? ' CASCADE' : ''}`;
 }
 
-/** §7.3: the query's output columns without running it to completion. */
+/** The query's output columns without running it to completion. */
 export function probeColumnsSql(query: string): string {
   return `SELECT * FROM ${wrapQuery(query)} AS _service_src LIMIT 0`;
 }
@@ -28,7 +28,7 @@ export function columnList(columns: readonly string[]): string {
   return columns.map(quoteIdent).join(', ');
 }
 
-/** §7.6/§7.7: `INSERT INTO T (COLS) SELECT COLS FROM (\nQ\n) AS _service_src`. */
+/** `INSERT INTO T (COLS) SELECT COLS FROM (\nQ\n) AS _service_src`. */
 export function insertSelectSql(rel: Relation, columns: readonly string[], query: string): string {
   const cols = columnList(columns);
   return `INSERT INTO ${quoteRelation(rel)} (${cols}) SELECT ${cols} FROM ${wrapQuery(query)} AS _service_src`;
@@ -43,7 +43,7 @@ function keyMatch(keys: readonly string[], left: string, right: string): string 
 }
 
 /**
- * §8.5 merge statements, without the surrounding `BEGIN`/`COMMIT`.
+ * Merge statements, without the surrounding `BEGIN`/`COMMIT`.
  * `columns` = TMP's columns; `keys` = the unique key columns.
  */
 export function mergeSql(target: Relation, tmp: Relation, columns: readonly string[], keys: readonly string[], strategy: MergeStrategy): string[] {

@@ -1,5 +1,5 @@
 /**
- * §8.4 literals: a probed or stored bound becomes SQL text that both targets
+ * Literals: a probed or stored bound becomes SQL text that both targets
  * compare correctly against the `update_key` column. Numbers bare; dates
  * `'YYYY-MM-DD'`; timestamps `'YYYY-MM-DD HH:MM:SS[.ffffff]'`; timestamptz
  * `'YYYY-MM-DDTHH:MM:SS[.ffffff]Z'` in UTC; anything else a quoted string.

@@ -2,7 +2,7 @@
  * Relation names in the three forms the spec uses: quoted for DDL/DML
  * (§4.3: every part double-quoted, `"` doubled — both targets use ANSI
  * quoting), plain text for messages (`<t>`), and the temp relation of a model
- * (§7.3).
+ *
  */
 import type { Relation, SchemaRef } from './target.js';
 
@@ -40,7 +40,7 @@ export function tempRelation(rel: Relation, runId: string): Relation {
   return rel.database !== undefined ? { database: rel.database, schema: rel.schema, name } : { schema: rel.schema, name };
 }
 
-/** §7.3: `(\n<Q>\n)` so a trailing `--` comment cannot swallow the parenthesis. */
+/** `(\n<Q>\n)` so a trailing `--` comment cannot swallow the parenthesis. */
 export function wrapQuery(query: string): string {
   return `(\n${query}\n)`;
 }

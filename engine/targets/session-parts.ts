@@ -16,7 +16,7 @@ export interface Column {
 }
 
 export interface Introspector {
-  /** §7.3 information_schema lookup. */
+  /** Information_schema lookup. */
   relationKind(driver: SqlDriver, rel: Relation): Promise<RelationKind | null>;
   /** Columns in ordinal order; empty when the relation does not exist. */
   columns(driver: SqlDriver, rel: Relation): Promise<Column[]>;

@@ -1,8 +1,8 @@
 /**
  * Materialization flows whose SQL is the same on every target: truncate
- * (§7.6), append (§7.7), incremental stage and merge (§8.5), drops (§7.8).
+ * Append, incremental stage and merge, drops.
  *
- * Column matching is by name (§7.3): every column the query produces must
+ * Column matching is by name: every column the query produces must
  * exist in the target; extra target columns receive NULL/defaults. Temp
  * tables are dropped on success and failure alike.
  */
@@ -45,7 +45,7 @@ async function createFromQuery(ctx: FlowContext, rel: Relation, query: string, k
   }
 }
 
-/** §7.3: each of `columns` must exist in `rel`. */
+/** Each of `columns` must exist in `rel`. */
 async function requireColumns(ctx: FlowContext, rel: Relation, columns: readonly string[], modelName: string): Promise<void> {
   const present = new Set((await ctx.introspect.columns(ctx.driver, rel)).map((c) => c.name));
   const missing = columns.filter((c) => !present.has(c));
@@ -71,21 +71,21 @@ async function insertIntoTable(ctx: FlowContext, rel: Relation, query: string, o
   }
 }
 
-/** §7.6 truncate: create when missing (or a view), else truncate and insert in one transaction. */
+/** Truncate: create when missing (or a view), else truncate and insert in one transaction. */
 export async function truncateMode(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   const kind = await ctx.introspect.relationKind(ctx.driver, rel);
   if (kind !== 'table') return createFromQuery(ctx, rel, query, kind, opts, 'truncate');
   return insertIntoTable(ctx, rel, query, opts, 'truncate');
 }
 
-/** §7.7 append: create when missing (or a view), else insert by column name. */
+/** Append: create when missing (or a view), else insert by column name. */
 export async function appendMode(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   const kind = await ctx.introspect.relationKind(ctx.driver, rel);
   if (kind !== 'table') return createFromQuery(ctx, rel, query, kind, opts, 'append');
   return insertIntoTable(ctx, rel, query, opts, 'append');
 }
 
-/** §8.5 stage: `CREATE TABLE TMP AS (Q)`; TMP is dropped when this fails. */
+/** Stage: `CREATE TABLE TMP AS (Q)`; TMP is dropped when this fails. */
 export async function stageQuery(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<{ tmp: Relation; rows: number }> {
   const tmp = tempRelation(rel, opts.runId);
   try {
@@ -96,7 +96,7 @@ export async function stageQuery(ctx: FlowContext, rel: Relation, query: string,
   }
 }
 
-/** §8.5 merge of TMP into T in one transaction; TMP is dropped afterwards either way. */
+/** Merge of TMP into T in one transaction; TMP is dropped afterwards either way. */
 export async function mergeStaged(ctx: FlowContext, rel: Relation, tmp: Relation, keys: readonly string[], strategy: MergeStrategy, opts: MergeOptions): Promise<void> {
   try {
     const columns = (await ctx.introspect.columns(ctx.driver, tmp)).map((c) => c.name);
@@ -116,7 +116,7 @@ export async function mergeStaged(ctx: FlowContext, rel: Relation, tmp: Relation
   }
 }
 
-/** §7.8 drop; a dependency error without cascade is the spec's drop message. */
+/** Drop; a dependency error without cascade is the spec's drop message. */
 export async function dropRelation(ctx: FlowContext, rel: Relation, kind: RelationKind, cascade: boolean): Promise<void> {
   try {
     await ctx.driver.query(dropSql(kind, rel, cascade));
@@ -128,7 +128,7 @@ export async function dropRelation(ctx: FlowContext, rel: Relation, kind: Relati
 
 const ALREADY_EXISTS = new Set(['42P06', '23505']);
 
-/** §7.2: each distinct schema once; "already exists" (a concurrent creator) is not an error. */
+/** Each distinct schema once; "already exists" (a concurrent creator) is not an error. */
 export async function createSchemas(ctx: FlowContext, schemas: readonly SchemaRef[]): Promise<void> {
   const seen = new Set<string>();
   for (const s of schemas) {

@@ -1,17 +1,17 @@
 /**
- * The target layer's contract (build.md §1 "Targets"): everything the build
+ * The target layer's contract: everything the build
  * needs from a database, so a new target is a new folder implementing this,
  * with no `if (type === …)` anywhere else.
  *
  * A `Target` is one configured connection; it hands out `TargetSession`s, each
  * holding one database connection, and owns the control path used to cancel a
- * session's statement from outside (§13.4). A session runs one statement at a
+ * session's statement from outside. A session runs one statement at a
  * time: callers must not issue overlapping calls on one session, and for
  * DuckDB all sessions on one database file must be driven by one caller at a
- * time (the DuckDB actor), because the file has a single writer (§7.10).
+ * time (the DuckDB actor), because the file has a single writer.
  *
  * Every method that materializes fails with an `EngineError` whose chain is
- * the spec's message (§7, §8.5, §11.5, §18); a cancelled statement fails with
+ * the spec's message; a cancelled statement fails with
  * code `cancelled` and message `cancelled`, never wrapped.
  *
  * Cancellation is consumed by one failure: a cancel request fails the
@@ -41,9 +41,9 @@ export interface SchemaRef {
 export interface MaterializeOptions {
   /** Node name for messages (`model '<n>'`). */
   readonly modelName: string;
-  /** The invocation's run id: names temp tables (§7.3). */
+  /** The invocation's run id: names temp tables. */
   readonly runId: string;
-  /** Append ` CASCADE` to drops (§7.8). */
+  /** Append ` CASCADE` to drops. */
   readonly dropCascade: boolean;
   /** Mode named in `could not materialize model '<n>' (<mode>)`; defaults to the method's mode. */
   readonly mode?: string;
@@ -55,7 +55,7 @@ export interface MergeOptions {
   readonly modelName: string;
 }
 
-/** Column types a seed can declare (build.md §11.3); each dialect names them. */
+/** Column types a seed can declare; each dialect names them. */
 export type SeedColumnType = 'integer' | 'float' | 'boolean' | 'date' | 'timestamp' | 'timestamptz' | 'text' | 'json';
 
 /**
@@ -78,7 +78,7 @@ export interface SeedOptions {
   readonly dropCascade: boolean;
 }
 
-/** §8.3 tier-B probe result: `literal` is ready to splice into SQL (§8.4), null when the table is empty. */
+/** Tier-B probe result: `literal` is ready to splice into SQL, null when the table is empty. */
 export interface MaxValue {
   readonly literal: string | null;
   /** The column's type as the database names it (`timestamp with time zone`, `TIMESTAMP`). */
@@ -102,9 +102,9 @@ export interface QueryResult {
 export interface TargetSession {
   /** Opaque, JSON-safe key for `Target.cancel` from another thread (PostgreSQL backend pid). */
   readonly cancelKey: string;
-  /** §7.3: `table`, `view` or null. */
+  /** `table`, `view` or null. */
   relationKind(rel: Relation): Promise<RelationKind | null>;
-  /** §7.2 `CREATE SCHEMA IF NOT EXISTS`, "already exists" ignored. */
+  /** `CREATE SCHEMA IF NOT EXISTS`, "already exists" ignored. */
   createSchemas(schemas: readonly SchemaRef[]): Promise<void>;
   /** Runs statement text as written (pre/post statements, hooks); rows = the last statement's count. */
   exec(sql: string): Promise<Rows>;
@@ -117,15 +117,15 @@ export interface TargetSession {
   /** §7.7; rows = rows inserted (or created); columns matched by name. */
   append(rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows>;
   /**
-   * §8.5 stage: `CREATE TABLE TMP AS (Q)`. On success the caller owns `tmp`
+   * Stage: `CREATE TABLE TMP AS (Q)`. On success the caller owns `tmp`
    * and must pass it to `merge` (which always drops it) or `dropRelation`.
    */
   stage(rel: Relation, query: string, opts: MaterializeOptions): Promise<{ readonly tmp: Relation; readonly rows: number }>;
-  /** §8.5 merge in one transaction; drops `tmp` afterwards, success or failure. */
+  /** Merge in one transaction; drops `tmp` afterwards, success or failure. */
   merge(rel: Relation, tmp: Relation, keys: readonly string[], strategy: MergeStrategy, opts: MergeOptions): Promise<void>;
-  /** §7.8 `DROP TABLE|VIEW IF EXISTS`. */
+  /** `DROP TABLE|VIEW IF EXISTS`. */
   dropRelation(rel: Relation, kind: RelationKind, cascade: boolean): Promise<void>;
-  /** §8.3 tier B `MAX("k")`, formatted per §8.4; fails when the table or column is missing. */
+  /** Tier B `MAX("k")`, formatted; fails when the table or column is missing. */
   maxValue(rel: Relation, column: string): Promise<MaxValue>;
   /** The column's type name, or null when the relation or column does not exist. */
   columnType(rel: Relation, column: string): Promise<string | null>;
@@ -148,14 +148,14 @@ export interface Target {
   /** The connection name (`<t>` in messages). */
   readonly name: string;
   readonly type: TargetType;
-  /** §13.2: DuckDB is single-writer; the scheduler caps threads to 1. */
+  /** DuckDB is single-writer; the scheduler caps threads to 1. */
   readonly singleWriter: boolean;
   /** The connection's default schema (`target.schema`). */
   readonly defaultSchema: string;
   /** Opens a session; failure is `could not connect to '<t>': <cause>` (code `connection`). */
   open(): Promise<TargetSession>;
   /**
-   * Cancels the session with this key (§13.4) like `TargetSession.cancel`
+   * Cancels the session with this key like `TargetSession.cancel`
    * when it was opened by this Target; a PostgreSQL key from another process
    * gets a single `pg_cancel_backend`.
    */

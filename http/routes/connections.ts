@@ -1,5 +1,5 @@
 /**
- * Connections (api.md §4.3, §4.4): the project's env file, the host env file
+ * Connections: the project's env file, the host env file
  * and URL environment variables; never secrets. A test opens a database
  * connection with a 10 s timeout and runs `select 1`, or lists a file
  * connection's root folder.

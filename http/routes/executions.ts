@@ -1,5 +1,5 @@
 /**
- * Executions (api.md §4.16–§4.19): list (and Get Execution through an
+ * Executions: list (and Get Execution through an
  * `exec_id` filter), cancel, and the task or step records with their logs.
  * Records are rendered without the store's internal fields (`project_id`,
  * `overrides`, `seq`). Another project's execution is indistinguishable from
@@ -139,7 +139,7 @@ function parseFilters(raw: string | undefined): Omit<ListQuery, 'limit' | 'order
   };
 }
 
-/** §4.16 query parameters, each checked with its own message. */
+/** Query parameters, each checked with its own message. */
 export function parseListQuery(ctx: Context): ListQuery {
   const status = queryParam(ctx, 'status');
   const limit = queryParam(ctx, 'limit');

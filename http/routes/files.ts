@@ -1,5 +1,5 @@
 /**
- * Project files (api.md §4.6–§4.10): get, list, save, delete, rename. Names
+ * Project files: get, list, save, delete, rename. Names
  * follow §2.8; job files are validated on save and their default jobs follow
  * them (engine/projects).
  */

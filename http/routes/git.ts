@@ -1,5 +1,5 @@
 /**
- * `POST /project/git/pull` (api.md §4.20): runs the pull of §7 and answers
+ * `POST /project/git/pull`: runs the pull and answers
  * its GitPullResult. The body must be `{}`. The two git failures without a
  * status of their own in the engine's mapping are answered here: a branch
  * missing on the remote → 422 `conflict`, a failed fetch → 502 `internal`

@@ -1,5 +1,5 @@
 /**
- * The daemon's route table (api.md §4): the two public routes (`/health`,
+ * The daemon's route table: the two public routes (`/health`,
  * `/openapi.json`) and every authenticated one. `/openapi.json` is generated
  * from this same table, so it lists exactly what the server serves.
  */

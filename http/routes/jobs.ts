@@ -1,5 +1,5 @@
 /**
- * Jobs (api.md §4.11–§4.15): list, get, save, delete, run. A run creates the
+ * Jobs: list, get, save, delete, run. A run creates the
  * execution (and applies the job's policy) before answering; the work runs
  * in the background. `Service-Trigger: manual` marks CLI runs.
  */
@@ -45,7 +45,7 @@ const JobInput = object({
   next_run: optional(readOnly()),
 });
 
-/** §4.15: `manual` from the CLI, `api` without the header, 400 for anything else. */
+/** `manual` from the CLI, `api` without the header, 400 for anything else. */
 export function runTrigger(ctx: Context): Trigger {
   const raw = ctx.get('service-trigger');
   if (raw === '') return 'api';

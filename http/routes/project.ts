@@ -1,4 +1,4 @@
-/** The token's project (api.md §4.5): id, name, git settings (URL redacted) and counts. */
+/** The token's project: id, name, git settings (URL redacted) and counts. */
 import type { ProjectService } from '../../engine/projects/index.js';
 import { route, type Route } from '../route.js';
 

@@ -70,7 +70,7 @@ export interface ApiServerOptions {
   readonly acmeEnv?: string;
   /** Content of the host env file (`$SERVICE_HOME_DIR/env.yaml`). */
   readonly hostEnv?: string;
-  /** `--allow-command-steps` (api.md §8); default off, as in the §11 fixture. */
+  /** `--allow-command-steps`; default off, as in the §11 fixture. */
   readonly allowCommandSteps?: boolean;
   /** The git fetch time limit (default §10's 120 s). */
   readonly gitFetchTimeoutMs?: number;
@@ -191,7 +191,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, ms: number
 }
 
 /**
- * acme's project env file of the acceptance fixture (api.md §11): WAREHOUSE
+ * acme's project env file of the acceptance fixture: WAREHOUSE
  * (PostgreSQL at `warehouseUrl`), LAKE (a DuckDB file beside the env file)
  * and BROKEN (PostgreSQL on port 1, never reachable).
  */
@@ -219,7 +219,7 @@ export function fixtureHostEnv(exportsDir: string): string {
   return `connections:\n  EXPORTS:\n    type: file\n    url: file://${exportsDir}\n`;
 }
 
-/** `U` of api.md §11: the 132-byte replication body of §4.8. */
+/** `U`: the 132-byte replication body. */
 export const U = "source: WAREHOUSE\ntarget: LAKE\ndefaults:\n  object: '{target_schema}.{stream_table}'\nstreams:\n  public.users:\n    mode: full-refresh\n";
 
 export const JOB_ID = /^job_[a-z0-9]{16}$/;

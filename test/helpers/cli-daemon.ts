@@ -1,8 +1,8 @@
 /**
- * The CLI against a real in-process daemon (api.md §9): a fresh temp data
+ * The CLI against a real in-process daemon: a fresh temp data
  * dir and home dir, project `acme` and its token made by the operator
  * commands through `main()`, a project env file with the fixture connections
- * of §11 whose WAREHOUSE is a fresh PostgreSQL database holding
+ * whose WAREHOUSE is a fresh PostgreSQL database holding
  * public.users (3 rows), and `startDaemon` on an ephemeral port.
  * SERVICE_HOME_DIR points at the empty temp home until `close()`, so the
  * machine's ~/.service/env.yaml never leaks in. `close()` stops the daemon,

@@ -1,5 +1,5 @@
 /**
- * The steps that touch no database (api.md §6.4.2): `log`, `check`, `set`,
+ * The steps that touch no database: `log`, `check`, `set`,
  * `write` and `read`.
  */
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';

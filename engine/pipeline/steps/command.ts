@@ -1,8 +1,8 @@
 /**
- * `command` steps (api.md §6.4.2, §8): only when the daemon runs with
+ * `command` steps: only when the daemon runs with
  * `--allow-command-steps`. A string runs through `/bin/sh -c`, a list runs
  * without a shell; the process gets its own process group so a cancel or a
- * timeout reaches its children: SIGTERM, then SIGKILL after 5 s (§5.3).
+ * timeout reaches its children: SIGTERM, then SIGKILL after 5 s.
  * Output lines stream into the step log; state `{exit_code, stdout, stderr,
  * combined}` keeps the first 1 MiB of each. A non-zero exit fails the step.
  */

@@ -1,5 +1,5 @@
 /**
- * Steps whose work the host runs (api.md §6.4.2, §6.4.4, build.md §16):
+ * Steps whose work the host runs:
  * `build` — keys resolved here, the build itself by `services.build` — and
  * `replication`, by `services.replication` when the host has a replication
  * runner.

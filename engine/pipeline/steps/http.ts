@@ -1,7 +1,7 @@
 /**
- * `http` steps (api.md §6.4.2): one request with `fetch`; a mapping payload
+ * `http` steps: one request with `fetch`; a mapping payload
  * is sent as JSON. State `{status_code, headers, body, json}` keeps the first
- * 1 MiB of the body (§10); `json` is the parsed body or null. A status ≥ 400
+ * 1 MiB of the body; `json` is the parsed body or null. A status ≥ 400
  * fails the step (the state is still published); the step's `timeout`
  * (default 30 s) and a cancel abort the request.
  */

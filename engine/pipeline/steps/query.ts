@@ -1,8 +1,8 @@
 /**
- * `query` steps (api.md §6.4.2): SQL (inline or a `file://` project file)
+ * `query` steps: SQL (inline or a `file://` project file)
  * on a database connection, split into statements and run in order by the
  * host's query service. State: `{columns, rows, row_count}` of the last
- * statement, at most 1000 rows kept as objects (§10); `row_count` stays
+ * statement, at most 1000 rows kept as objects; `row_count` stays
  * exact.
  */
 import { readFile } from 'node:fs/promises';

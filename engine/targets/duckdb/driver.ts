@@ -1,7 +1,7 @@
 /**
  * One DuckDB connection as a `SqlDriver`.
  *
- * Counts are the statement's single `Count` value (§7.9); a query's count is
+ * Counts are the statement's single `Count` value; a query's count is
  * its row count. `batch` runs statements one by one: DuckDB is in-process, so
  * a round trip costs microseconds, and only separate runs report each
  * statement's count. Cancellation is `connection.interrupt()`, repeated until

@@ -1,5 +1,5 @@
 /**
- * DuckDB catalog lookups (§7.3). DuckDB's information_schema spans every
+ * DuckDB catalog lookups. DuckDB's information_schema spans every
  * attached database, so the catalog is always constrained: the relation's
  * `database` when set, else the current one.
  */

@@ -1,8 +1,8 @@
 /**
- * DuckDB full-refresh (§7.4) and view (§7.5): `CREATE OR REPLACE` inside one
+ * DuckDB full-refresh and view: `CREATE OR REPLACE` inside one
  * transaction, so the old relation stays until the new one exists. DuckDB
  * does not track view dependencies, so drops here never fail for that reason
- * (§7.8).
+ *
  */
 import { dropSql } from '../dml-sql.js';
 import { materializeFailed } from '../materialize-errors.js';

@@ -1,5 +1,5 @@
 /**
- * DuckDB seed load (§11.5): `BEGIN; [DROP VIEW T;] CREATE OR REPLACE TABLE T
+ * DuckDB seed load: `BEGIN; [DROP VIEW T;] CREATE OR REPLACE TABLE T
  * (…); <appender>; COMMIT;`. The appender takes each value as text and
  * DuckDB casts it to the column type, so NULL and the empty string stay
  * distinct and text columns are stored unchanged. Parquet uses

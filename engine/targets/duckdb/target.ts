@@ -1,6 +1,6 @@
 /**
  * The DuckDB target: sessions are connections on the process-wide instance
- * of the database file (instance-cache.ts). It is single-writer (§13.2), so
+ * of the database file (instance-cache.ts). It is single-writer, so
  * the scheduler runs one model at a time; the control path for cancellation
  * is in-process: `cancel(key)` interrupts the session registered under key.
  */

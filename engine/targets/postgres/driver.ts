@@ -5,7 +5,7 @@
  * parameters go over the simple-query protocol, so `batch` sends a whole
  * `BEGIN; …; COMMIT;` in one round trip (DESIGN.md: as few round trips as
  * possible). Cancellation uses `pg_cancel_backend(<pid>)` from the target's
- * control connection (§7.10, §13.4), repeated until the statement settles so
+ * control connection, repeated until the statement settles so
  * a request that lands between two statements is not lost.
  */
 import { Readable } from 'node:stream';

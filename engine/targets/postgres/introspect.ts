@@ -1,4 +1,4 @@
-/** PostgreSQL catalog lookups (§7.3): information_schema of the current database. */
+/** PostgreSQL catalog lookups: information_schema of the current database. */
 import type { Column, Introspector } from '../session-parts.js';
 import type { RelationKind } from '../target.js';
 

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL full-refresh (§7.4) and view (§7.5).
+ * PostgreSQL full-refresh and view.
  *
  * Full-refresh builds the new table under a temp name first and swaps it in
  * with one transaction, so readers see the old or the new table and a failed
@@ -20,7 +20,7 @@ import type { PostgresDriver } from './driver.js';
 const VIEW_COLUMNS_CHANGED = '42P16';
 
 /**
- * §7.4 step 2: `BEGIN; [DROP VIEW T;] DROP TABLE IF EXISTS T; ALTER TABLE TMP
+ * Step 2: `BEGIN; [DROP VIEW T;] DROP TABLE IF EXISTS T; ALTER TABLE TMP
  * RENAME TO "<name>"; COMMIT;`. A dependency error drops TMP and reports the
  * drop message; any other failure keeps TMP for inspection.
  */

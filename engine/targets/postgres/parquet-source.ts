@@ -1,5 +1,5 @@
 /**
- * Parquet seeds on PostgreSQL (§11.4): PostgreSQL cannot read Parquet, so
+ * Parquet seeds on PostgreSQL: PostgreSQL cannot read Parquet, so
  * the file is read by a private in-memory DuckDB (no database file is
  * opened, so the one-instance-per-file rule does not apply) and streamed as
  * COPY CSV. Column types come from the file's schema, mapped to the nearest

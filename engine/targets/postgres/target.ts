@@ -1,7 +1,7 @@
 /**
- * The PostgreSQL target (§7.10): a pool of session connections plus one
+ * The PostgreSQL target: a pool of session connections plus one
  * control connection, opened on first use, that issues
- * `pg_cancel_backend(<pid>)` (§13.4); a session's cancel key is its pid. Both attach `error` listeners: an idle
+ * `pg_cancel_backend(<pid>)`; a session's cancel key is its pid. Both attach `error` listeners: an idle
  * connection dropped by the server must not crash the process (DESIGN.md).
  */
 import pg from 'pg';
@@ -19,9 +19,9 @@ import { fullRefresh, view } from './materialize.js';
 import { loadSeed } from './seed.js';
 
 export interface PostgresTargetOptions {
-  /** Session connections kept by the pool; one per worker (§7.10). Default 4 (the default thread count). */
+  /** Session connections kept by the pool; one per worker. Default 4 (the default thread count). */
   readonly poolSize?: number;
-  /** Connect timeout; default 10 s (api.md §4.4). */
+  /** Connect timeout; default 10 s. */
   readonly connectTimeoutMs?: number;
 }
 
