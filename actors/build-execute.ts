@@ -8,7 +8,7 @@
 import { randomInt } from 'node:crypto';
 import type { PreparedBuild } from '../engine/build/prepare.js';
 import { planTasks } from '../engine/build/plan-tasks.js';
-import type { NodeTask } from '../engine/build/node-task.js';
+import type { NodeTask, TestResult } from '../engine/build/node-task.js';
 import { seconds, type ResultRecord } from '../engine/build/run-output.js';
 import type { Level, Logger } from '../engine/log.js';
 import type { RangeSpec } from '../engine/range-flag.js';
@@ -40,6 +40,8 @@ export interface BuildExecutionOptions {
 export interface BuildExecutionResult {
   readonly records: readonly ResultRecord[];
   readonly durationMs: number;
+  /** Every data test that ran, in DAG order of their nodes. */
+  readonly tests: readonly TestResult[];
 }
 
 export function newRunId(): string {
@@ -100,5 +102,6 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
       bytes: outcome?.bytes ?? 0,
     };
   });
-  return { records, durationMs: performance.now() - started };
+  const tests = result.records.flatMap((r) => r.result?.tests ?? []);
+  return { records, durationMs: performance.now() - started, tests };
 }

@@ -36,7 +36,7 @@ const A3_TOTALS = { total: 3, ok: 3, failed: 0, skipped: 0, rows: 5, bytes: 121,
 function assertA3(dir: string, wh: Warehouse, r: Awaited<ReturnType<typeof build>>): void {
   assert.equal(r.code, 0, r.err);
   const p = payload(r);
-  assert.deepEqual(Object.keys(p), ['path', 'target', 'results', 'total', 'ok', 'failed', 'skipped', 'rows', 'bytes', 'ok_names']);
+  assert.deepEqual(Object.keys(p), ['path', 'target', 'results', 'total', 'ok', 'failed', 'skipped', 'rows', 'bytes', 'ok_names', 'tests']);
   assert.equal(p.path, dir);
   assert.equal(p.target, wh.target);
   for (const rec of p.results) {

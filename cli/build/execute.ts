@@ -5,6 +5,7 @@
  * exit 130 / 143) — returning the result records in DAG order (build.md
  * §13, §15).
  */
+import type { TestResult } from '../../engine/build/node-task.js';
 import type { BuildActor, ModelHooks } from '../../actors/build-run.js';
 import type { TargetAhead } from '../../actors/target-ahead.js';
 import { executeBuild, newRunId, nodeKind } from '../../actors/build-execute.js';
@@ -30,6 +31,7 @@ function modelHooks(p: PreparedBuild, logger: Logger): ModelHooks {
 export interface ExecutionResult {
   readonly records: readonly ResultRecord[];
   readonly durationMs: number;
+  readonly tests: readonly TestResult[];
   /** 130 (SIGINT) or 143 (SIGTERM) when the run was interrupted. */
   readonly signalExit?: number;
 }

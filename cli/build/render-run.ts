@@ -3,6 +3,7 @@
  * the `Errors:` block, and the JSON payloads. Records arrive in DAG order.
  */
 
+import type { TestResult } from '../../engine/build/node-task.js';
 import { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload, type RunStatus } from '../../engine/build/run-output.js';
 
 export { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload, type RunStatus };
@@ -37,4 +38,19 @@ export function errorsBlock(results: readonly ResultRecord[]): string {
     for (const l of r.error.split('\n')) lines.push(`      ${l}`);
   }
   return lines.join('\n') + '\n';
+}
+
+const TEST_WORD: Record<TestResult['status'], string> = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', error: 'ERROR' };
+
+/** One line per data test: `test <label> on <node> .... PASS` (violating rows when not passing). */
+export function testLine(t: TestResult): string {
+  const prefix = `test ${t.test} on ${t.node} `;
+  const rows = t.violations !== null && t.violations > 0 ? ` (${t.violations} violating row${t.violations === 1 ? '' : 's'})` : '';
+  return `${prefix}${'.'.repeat(Math.max(3, 70 - prefix.length))} ${TEST_WORD[t.status]}${rows}`;
+}
+
+/** `Tests: N passed, M warned, K failed`; a test whose query failed counts as failed. */
+export function testsSummary(tests: readonly TestResult[]): string {
+  const n = (s: TestResult['status'][]) => tests.filter((t) => s.includes(t.status)).length;
+  return `Tests: ${n(['pass'])} passed, ${n(['warn'])} warned, ${n(['fail', 'error'])} failed`;
 }

@@ -13,7 +13,7 @@ import { listEntries, listText } from './render-list.js';
 import { printFatal, type Io } from '../io.js';
 import { errorChain } from '../../engine/errors.js';
 import type { ExecutionResult } from './execute.js';
-import { errorsBlock, failureSummary, runPayload, summaryLine, testEntries } from './render-run.js';
+import { errorsBlock, failureSummary, runPayload, summaryLine, testEntries, testLine, testsSummary } from './render-run.js';
 
 export function toRequest(args: BuildArgs, command: BuildCommand, path = args.path): BuildRequest {
   return {
@@ -61,8 +61,13 @@ async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, 
 /** Prints the summary, payload, errors block and fatal line of one executed project. */
 function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string, target: string, ex: ExecutionResult, logger: Logger, io: Io): number {
   const payload = runPayload(root, target, ex.records);
+  if (ex.tests.length > 0) {
+    for (const t of ex.tests) logger.log(t.status === 'pass' ? 'info' : t.status === 'warn' ? 'warn' : 'error', testLine(t));
+    logger.log('info', testsSummary(ex.tests));
+  }
   logger.log('info', summaryLine(ex.durationMs, payload));
-  if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records) : payload) + '\n');
+  // `tests` is additive (and only there when a data test ran): the payload's own fields are unchanged.
+  if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records) : { ...payload, ...(ex.tests.length > 0 ? { tests: ex.tests } : {}) }) + '\n');
   else if (payload.failed > 0) io.out(errorsBlock(ex.records));
   else if (payload.total === 0) io.out('No models selected.\n');
   if (payload.failed > 0) io.err(`fatal: build execution failed: ${failureSummary(ex.records)}\n`);

@@ -18,7 +18,7 @@ import { seedLoadFailed } from '../targets/materialize-errors.js';
 import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
 import { runIncremental } from './incremental.js';
-import type { ModelTask, NodeOutcome, NodeTask, PlannedTest, RunSettings, SeedTask } from './node-task.js';
+import type { ModelTask, NodeOutcome, NodeTask, PlannedTest, RunSettings, SeedTask, TestResult } from './node-task.js';
 
 export interface ExecuteContext {
   readonly session: TargetSession;
@@ -34,8 +34,16 @@ export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<
       return executeModel(task, ctx);
     case 'seed':
       return executeSeed(task, ctx);
-    case 'test':
-      return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger) };
+    case 'test': {
+      const tests: TestResult[] = [];
+      try {
+        return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger, tests, task.table), tests };
+      } catch (err) {
+        if (err instanceof EngineError && err.code === 'cancelled') throw err;
+        // The node fails with the same text; the outcome keeps which tests ran.
+        return { rows: 0, bytes: 0, warnings: [], failure: errorChain(err), tests };
+      }
+    }
   }
 }
 
@@ -72,11 +80,12 @@ async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeO
       throw EngineError.wrap(`post-statement ${i + 1} failed for model '${task.name}'`, err, 'node');
     });
   }
+  const tests: TestResult[] = [];
   try {
-    return { rows, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, session, ctx.logger) };
+    return { rows, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, session, ctx.logger, tests, task.table), tests };
   } catch (err) {
     if (err instanceof EngineError && err.code === 'cancelled') throw err;
-    return { rows, bytes: 0, warnings: [], failure: errorChain(err) };
+    return { rows, bytes: 0, warnings: [], failure: errorChain(err), tests };
   }
 }
 
@@ -98,21 +107,35 @@ function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
  * and collected, an error-severity one (or a query error) fails the node
  * with every message so far joined by `; `.
  */
-export async function runTests(model: string, tests: readonly PlannedTest[], relation: ModelTask['relation'], session: TargetSession, logger: Logger): Promise<string[]> {
+export async function runTests(
+  model: string,
+  tests: readonly PlannedTest[],
+  relation: ModelTask['relation'],
+  session: TargetSession,
+  logger: Logger,
+  results: TestResult[] = [],
+  node = model,
+): Promise<string[]> {
   const messages: string[] = [];
   for (const { test, parent } of tests) {
     const q = dataTestSql(test, relation, parent);
+    const result = (status: TestResult['status'], violations: number | null) => results.push({ node, test: q.label, status, violations, severity: test.severity });
     let violations: number;
     try {
       violations = await session.countQuery(q.sql);
     } catch (err) {
       if (err instanceof EngineError && err.code === 'cancelled') throw err;
+      result('error', null);
       const failed = EngineError.wrap(dataTestExecPrefix(model, q.label), err, 'node');
       throw messages.length > 0 ? EngineError.wrap(messages.join('; '), failed, 'node') : failed;
     }
-    if (violations === 0) continue;
+    if (violations === 0) {
+      result('pass', 0);
+      continue;
+    }
     const message = dataTestFailedMessage(model, q.label, violations, test.severity);
     messages.push(message);
+    result(test.severity === 'error' ? 'fail' : 'warn', violations);
     if (test.severity === 'error') throw new EngineError('node', messages.join('; '));
     logger.log('warn', message);
   }

@@ -88,4 +88,18 @@ export interface NodeOutcome {
    * rows still count (§7.9; A12 reports the failing `orders` with rows 2).
    */
   readonly failure?: string;
+  /** Every data test that ran, in order (a failing one last). */
+  readonly tests?: readonly TestResult[];
+}
+
+/** One data test's outcome, as `run --json` lists it under `tests`. */
+export interface TestResult {
+  /** The full name of the model or seed the test belongs to. */
+  readonly node: string;
+  /** `unique(id)`, `expr(sum(x) > 0)`, … */
+  readonly test: string;
+  readonly status: 'pass' | 'warn' | 'fail' | 'error';
+  /** Violating rows; null when the test query itself failed. */
+  readonly violations: number | null;
+  readonly severity: 'error' | 'warn';
 }
