@@ -58,6 +58,17 @@ function extractSpecialFlags(argv: readonly string[]): { output?: string; vars: 
   return { ...(output !== undefined ? { output } : {}), vars, rest };
 }
 
+/**
+ * `--since`/`--until`: an RFC 3339 time, or a date (midnight UTC). Checked
+ * here so a bad value is a usage error naming the flag, not the API's
+ * `filters.period` complaint.
+ */
+function timeFlag(flag: 'since' | 'until', text: string): string {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`))) return `${text}T00:00:00.000Z`;
+  if (/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text))) return text;
+  throw usage(`invalid argument "${text}" for "--${flag}": expected an RFC 3339 time (2026-11-24T08:00:00Z) or a date (2026-11-24)`);
+}
+
 function keyValue(text: string): [string, string] {
   const eq = text.indexOf('=');
   if (eq <= 0) throw usage(`invalid argument "${text}" for "--var": expected K=V`);
@@ -90,6 +101,7 @@ export async function remoteCommand(group: string, argv: readonly string[], io: 
     const needs = COMMANDS[key];
     if (needs !== undefined && positionals.length === 0) throw usage(`service ${key} needs ${needs}`);
     if (positionals.length > (needs !== undefined ? 1 : 0)) throw usage(`unexpected argument: ${positionals[needs !== undefined ? 1 : 0]}`);
+    for (const f of ['since', 'until'] as const) if (flags.has(f)) flags.set(f, timeFlag(f, flags.get(f)!));
     parsed = { ...special, flags, positionals };
   } catch (err) {
     if (err instanceof EngineError && err.code === 'usage') {

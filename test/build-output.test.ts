@@ -225,12 +225,17 @@ test('A18 run with no config, no --target, no -R prints the run help and creates
   const r = await build('run', empty);
   assert.equal(r.code, 0);
   assert.equal(r.out, commandHelp('run'));
-  assert.equal(r.err, '');
+  // Before the help, stderr says why nothing ran.
+  const why = `nothing to run: ${empty} has no service_build.yml and no --target was given\n`;
+  assert.equal(r.err, why);
   assert.deepEqual(readdirSync(empty), []);
   const j = await build('run', empty, '--json');
   assert.equal(j.code, 0);
   assert.equal(j.out, '');
-  assert.equal(j.err, commandHelp('run'));
+  assert.equal(j.err, why + commandHelp('run'));
+  // A path that does not exist is an error naming the absolute path, not help.
+  const missing = await build('run', `${empty}/nope`);
+  assert.deepEqual([missing.code, missing.out, missing.err], [1, '', `fatal: could not access project directory: ${empty}/nope\n`]);
   // A24: a config-less root with sub-projects, without -R, is the same case.
   const repo = project({});
   writeFiles(repo, { 'sales/service_build.yml': 'target: DUCK\n', 'sales/orders.sql': 'select 1 as id' });

@@ -163,6 +163,13 @@ test('usage errors: unknown flag, missing argument, bad -o value, unknown subcom
   assert.deepEqual(await cli(['execs', 'list', '-o', 'yaml']), { code: 2, out: '', err: `error: invalid argument "yaml" for "-o": expected table or json${hint}` });
   assert.deepEqual(await cli(['jobs', 'run', 'job_x', '--var', 'NOEQUALS']), { code: 2, out: '', err: `error: invalid argument "NOEQUALS" for "--var": expected K=V${hint}` });
   assert.deepEqual(await cli(['jobs', 'explode']), { code: 2, out: '', err: `error: unknown command "service jobs explode"${hint}` });
+  assert.deepEqual(await cli(['execs', 'list', '--since', 'yesterday']), {
+    code: 2,
+    out: '',
+    err: `error: invalid argument "yesterday" for "--since": expected an RFC 3339 time (2026-11-24T08:00:00Z) or a date (2026-11-24)${hint}`,
+  });
+  assert.equal((await cli(['execs', 'list', '--until', '2026-13-45'])).code, 2);
+  assert.equal((await cli(['execs', 'list', '--since', '2026-01-01', '-o', 'json'])).code, 0, 'a date is midnight UTC');
   // Usage comes before the token check.
   assert.equal((await cli(['jobs', 'explode'], { SERVICE_PROJECT_TOKEN: undefined })).code, 2);
 });

@@ -9,10 +9,10 @@
  * handshakes happen while this thread loads modules and compiles the
  * project instead of before the first node.
  */
-import { resolve } from 'node:path';
 import type { TargetAhead } from '../../actors/target-ahead.js';
 import { peekTargetConnection } from '../../engine/build/peek-target.js';
 import { findConfigFiles } from '../../engine/project/config.js';
+import { resolveBuildPath } from '../../engine/project/load.js';
 import { cliLogger } from '../cli-logger.js';
 import { printFatal, type Io } from '../io.js';
 import type { BuildArgs, BuildCommand } from './args.js';
@@ -20,10 +20,20 @@ import { commandHelp } from './help.js';
 
 export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
   const command = args.command!;
-  // Guard: `run` with no config, no --target and no -R prints help without walking the tree.
-  if (command === 'run' && args.target === undefined && !args.recursive && findConfigFiles(resolve(args.path)).length === 0) {
-    (args.json ? io.err : io.out)(commandHelp('run'));
-    return 0;
+  // Guard: `run` with no config, no --target and no -R prints help without walking the tree —
+  // but a path that does not exist is an error, and the help comes with the reason nothing ran.
+  if (command === 'run' && args.target === undefined && !args.recursive) {
+    let abs: string;
+    try {
+      abs = resolveBuildPath(args.path);
+    } catch (err) {
+      return printFatal(err, io);
+    }
+    if (findConfigFiles(abs).length === 0) {
+      io.err(`nothing to run: ${abs} has no service_build.yml and no --target was given\n`);
+      (args.json ? io.err : io.out)(commandHelp('run'));
+      return 0;
+    }
   }
   const logger = cliLogger(args, io.err);
   let ahead: TargetAhead | undefined;

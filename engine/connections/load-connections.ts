@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { substituteEnv } from '../project/env-substitution.js';
 import { EngineError } from '../errors.js';
 import { serviceHomeDir } from '../home-env.js';
 import { CONNECTION_NAME, connectionInfo, type Connection, type ConnectionInfo, type ConnectionSource } from './connection.js';
@@ -59,6 +60,32 @@ function firstLine(s: string): string {
   return s.split('\n')[0] ?? s;
 }
 
+/**
+ * `${NAME}` / `${NAME:-fallback}` in a connection's string values, from the
+ * file's own `env:` map and then the process environment (as in
+ * `service_build.yml`). A token left unresolved makes the connection invalid
+ * with a problem naming the field and the variable — not a confusing
+ * complaint about the URL it would have been.
+ */
+function withVariables(name: string, entry: unknown, lookup: (name: string) => string | undefined, source: ConnectionSource, parse: (entry: unknown) => Connection): Connection {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return parse(entry);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(entry as Record<string, unknown>)) {
+    if (typeof value !== 'string') {
+      out[key] = value;
+      continue;
+    }
+    const sub = substituteEnv(value, lookup);
+    const missing = [...sub.unresolved][0];
+    if (missing !== undefined) {
+      const declared = typeof (entry as Record<string, unknown>).type === 'string' ? String((entry as Record<string, unknown>).type) : 'unknown';
+      return { type: 'invalid', name, source, declaredType: declared, problem: `${key} uses \${${missing}} but ${missing} is not set (set it in the env: map of this file or in the environment)` };
+    }
+    out[key] = sub.text;
+  }
+  return parse(out);
+}
+
 /** Reads one env file; a missing file is empty, not a problem. */
 export function readEnvFile(file: string, source: ConnectionSource, cwd: string): EnvFileContent {
   let raw: string;
@@ -79,6 +106,8 @@ export function readEnvFile(file: string, source: ConnectionSource, cwd: string)
     return { connections: [], env: {}, problems: [{ file, message: `could not parse ${file}: expected a mapping with connections: and env:` }] };
   }
   const top = doc as Record<string, unknown>;
+  const ownEnv = top.env && typeof top.env === 'object' && !Array.isArray(top.env) ? (top.env as Record<string, unknown>) : {};
+  const lookup = (name: string) => (Object.hasOwn(ownEnv, name) && ownEnv[name] != null ? String(ownEnv[name]) : process.env[name] || undefined);
   const problems: EnvFileProblem[] = [];
   const connections: Connection[] = [];
   const seen = new Set<string>();
@@ -97,7 +126,7 @@ export function readEnvFile(file: string, source: ConnectionSource, cwd: string)
         continue;
       }
       seen.add(name.toLowerCase());
-      const conn = connectionFromEntry(name, entry, ctx);
+      const conn = withVariables(name, entry, lookup, source, (e) => connectionFromEntry(name, e, ctx));
       if (conn.type === 'invalid') problems.push({ file, message: `${file}: connection '${name}': ${conn.problem}` });
       connections.push(conn);
     }
