@@ -50,26 +50,46 @@ function isOptional(struct: Struct<any, any>): boolean {
 }
 
 const ERROR = { type: 'object', properties: { error: { type: 'string' }, code: { type: 'string' } }, required: ['error', 'code'] };
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+
+/** `/project/file/save` → `projectFileSave`: one operation per path, so the path names it. */
+export function operationId(path: string): string {
+  const words = path.replace(/\.json$/, '').split(/[/_-]/).filter((w) => w !== '');
+  return words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('');
+}
 
 export function openApiDocument(routes: readonly Route[], version: string): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
+    const body = r.body ? toJsonSchema(r.body) : undefined;
     const op: Record<string, unknown> = {
+      operationId: operationId(r.path),
       summary: r.summary,
-      ...(r.auth ? { security: [{ projectToken: [] }] } : {}),
+      // Public routes say so explicitly: the document's default is the project token.
+      security: r.auth ? [{ projectToken: [] }] : [],
       ...(r.query ? { parameters: r.query.map((q) => ({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: { type: 'string' } })) } : {}),
-      ...(r.body ? { requestBody: { required: false, content: { 'application/json': { schema: toJsonSchema(r.body) } } } } : {}),
+      ...(body ? { requestBody: { required: Array.isArray(body.required) && body.required.length > 0, content: { 'application/json': { schema: body } } } } : {}),
       responses: {
         200: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
-        default: { description: 'Error', content: { 'application/json': { schema: ERROR } } },
+        400: errorResponse('Bad request: malformed JSON, a body nested too deeply, an unknown, missing or mistyped field, a bad query parameter'),
+        ...(r.auth ? { 401: errorResponse('Missing or invalid project token') } : {}),
+        ...(r.method === 'POST' ? { 413: errorResponse('Request body over 1 MiB') } : {}),
+        ...(r.auth ? { 404: errorResponse('Not found (objects of other projects behave as missing ones)'), 409: errorResponse('Conflict with the current state') } : {}),
+        ...(r.path === '/project/file/save' || r.path === '/project/file/rename' ? { 422: errorResponse('Invalid job file: `problems` lists each with its line and column') } : {}),
+        default: errorResponse('Error'),
       },
     };
     (paths[r.path] ??= {})[r.method.toLowerCase()] = op;
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'service project API', version },
-    components: { securitySchemes: { projectToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' } } },
+    info: { title: 'service project API', version, description: 'The HTTP API of `service serve`.', license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
+    servers: [{ url: 'http://127.0.0.1:8080' }],
+    security: [{ projectToken: [] }],
+    components: {
+      securitySchemes: { projectToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' } },
+      schemas: { Error: ERROR },
+    },
     paths,
   };
 }

@@ -57,7 +57,15 @@ test('row 2: GET /openapi.json is OpenAPI 3.1 with the authenticated paths and s
   assert.equal(job.properties.config.properties.vars.additionalProperties, true, 'vars is a free-form map');
   assert.deepEqual(doc.paths['/execution/list'].get.parameters.map((p: { name: string }) => p.name), ['status', 'limit', 'filters', 'order']);
   assert.deepEqual(doc.paths['/project/job/get'].get.security, [{ projectToken: [] }]);
-  assert.equal(doc.paths['/health'].get.security, undefined);
+  // Public routes declare no security; every operation has an id and documents its 4xx answers.
+  assert.deepEqual(doc.paths['/health'].get.security, []);
+  assert.deepEqual(doc.paths['/openapi.json'].get.security, []);
+  const ops = Object.values(doc.paths).flatMap((p: any) => Object.values(p)) as any[];
+  assert.equal(new Set(ops.map((o) => o.operationId)).size, ops.length);
+  for (const o of ops) assert.ok(Object.keys(o.responses).some((s) => /^4\d\d$/.test(s)), o.operationId);
+  assert.equal(doc.paths['/project/file/save'].post.requestBody.required, true);
+  assert.equal(doc.paths['/project/file/list'].post.requestBody.required, false);
+  assert.equal(doc.paths['/project/file/save'].post.responses['422'].content['application/json'].schema.$ref, '#/components/schemas/Error');
 });
 
 test('row 3: no header, another scheme, an unknown token and a malformed token are the same 401', async () => {

@@ -244,6 +244,6 @@ describe('A24 independent sub-projects', () => {
     assert.deepEqual(await duck.query(repo, 'select count(*) as n from public.items'), [{ n: '1' }]);
 
     const noR = await withEnv({ DUCK: `duckdb://${join(repo, 'wh.duckdb')}` }, () => build('run', repo));
-    assert.deepEqual([noR.code, noR.out, noR.err], [0, commandHelp('run'), '']);
+    assert.deepEqual([noR.code, noR.out, noR.err], [0, commandHelp('run'), `nothing to run: ${repo} has no service_build.yml and no --target was given\n`]);
   });
 });
