@@ -34,8 +34,17 @@ function program() {
   return prog;
 }
 
+const HELPED_GROUPS = new Set(['serve', 'project', 'token', 'jobs', 'execs', 'files', 'git', 'conns']);
+
 export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
   const [group, ...rest] = argv;
+  if (group !== undefined && HELPED_GROUPS.has(group)) {
+    const help = (await import('./command-help.js')).commandHelpFor(group, rest);
+    if (help !== undefined) {
+      io.out(help);
+      return 0;
+    }
+  }
   if (group === 'build') {
     let args;
     try {
