@@ -44,7 +44,11 @@ export interface StreamLoggerOptions {
    * read next to other systems' logs, where `3:04PM` says too little.
    */
   readonly isoTime?: boolean;
+  /** ANSI colours on the level label (a terminal that wants them: see cli/cli-logger.ts). */
+  readonly color?: boolean;
 }
+
+const COLOR: Record<Level, string> = { trace: '\x1b[2m', debug: '\x1b[2m', info: '\x1b[32m', warn: '\x1b[33m', error: '\x1b[31m' };
 
 export function streamLogger(opts: StreamLoggerOptions): Logger {
   const write = opts.write ?? ((line: string) => process.stderr.write(line));
@@ -57,7 +61,10 @@ export function streamLogger(opts: StreamLoggerOptions): Logger {
       if (ORDER[level] < min) return;
       const t = now();
       if (opts.json) write(JSON.stringify({ level, msg: message, time: t.toISOString() }) + '\n');
-      else write(`${opts.isoTime ? t.toISOString() : clock(t, precise)} ${LABEL[level]} ${message}\n`);
+      else {
+        const label = opts.color ? `${COLOR[level]}${LABEL[level]}\x1b[0m` : LABEL[level];
+        write(`${opts.isoTime ? t.toISOString() : clock(t, precise)} ${label} ${message}\n`);
+      }
     },
   };
 }

@@ -96,3 +96,17 @@ test('the daemon writes full ISO-8601 times; the CLI keeps its short clock', asy
   streamLogger({ level: 'info', now: () => at, write: (l) => lines.push(l) }).log('warn', 'w');
   assert.match(lines[1]!, /^\d{1,2}:\d{2}(AM|PM) WRN w\n$/);
 });
+
+test('colours: only on a terminal, only on the process stderr, never with NO_COLOR', async () => {
+  const { streamLogger } = await import('../engine/log.js');
+  const { wantsColor } = await import('../cli/cli-logger.js');
+  const { processIo } = await import('../cli/io.js');
+  assert.equal(wantsColor(processIo.err, true, {}), true);
+  assert.equal(wantsColor(processIo.err, true, { NO_COLOR: '1' }), false);
+  assert.equal(wantsColor(processIo.err, true, { NO_COLOR: '' }), true, 'an empty NO_COLOR does not count');
+  assert.equal(wantsColor(processIo.err, false, {}), false, 'a pipe or a file gets plain text');
+  assert.equal(wantsColor(() => {}, true, {}), false, 'captured output gets plain text');
+  const lines: string[] = [];
+  streamLogger({ level: 'info', color: true, isoTime: true, now: () => new Date(0), write: (l) => lines.push(l) }).log('error', 'boom');
+  assert.deepEqual(lines, ['1970-01-01T00:00:00.000Z \x1b[31mERR\x1b[0m boom\n']);
+});
