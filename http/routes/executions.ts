@@ -6,12 +6,12 @@
  * a missing one: an empty list, or 404.
  */
 import type { Context } from 'koa';
-import { boolean, object, optional, string } from 'superstruct';
+import { boolean, object, optional, string, type Infer } from 'superstruct';
 import { EXECUTION_STATUSES, type ExecutionQuery, type ExecutionRecord, type ExecutionStatus, type StateStore, type StepRecord, type TaskRecord } from '../../engine/state/store.js';
 import { queryParam } from '../body.js';
 import { badRequest, conflict, notFound } from '../http-error.js';
 import { PageCache } from '../page-cache.js';
-import { route, type Route } from '../route.js';
+import { route, type RequestScope, type Route } from '../route.js';
 
 export interface ExecutionsDeps {
   readonly store: StateStore;
@@ -156,14 +156,84 @@ export function parseListQuery(ctx: Context): ListQuery {
   return { ...parsed, statuses: status !== undefined ? [...parsed.statuses, status] : parsed.statuses, limit: n, order: order ?? 'desc' };
 }
 
+const ExecIdBody = { exec_id: string(), exclude_output: optional(boolean()) };
+const CancelBody = object({ exec_id: string() });
+const TasksBody = object({ ...ExecIdBody, status: optional(string()), stream: optional(string()) });
+const StepsBody = object({ ...ExecIdBody, step_id: optional(string()) });
+
+async function requireExecution(store: StateStore, projectId: string, execId: string): Promise<ExecutionRecord> {
+  const exec = await store.getExecution(projectId, execId);
+  if (!exec) throw notFound(`execution ${execId} not found`);
+  return exec;
+}
+
+/** `GET /execution/list` (also Get Execution, with `filters={"exec_id":…}`). */
+function listExecutions(store: StateStore, pages: PageCache) {
+  return async ({ ctx, projectId }: RequestScope) => {
+    const q = parseListQuery(ctx);
+    // The status parameter and filters.status combine with AND: two different ones match nothing.
+    if (new Set(q.statuses).size > 1) return { executions: [] };
+    const query: ExecutionQuery = {
+      projectId,
+      order: q.order,
+      limit: q.limit,
+      ...(q.statuses[0] !== undefined ? { status: q.statuses[0] } : {}),
+      ...(q.execId !== undefined ? { execId: q.execId } : {}),
+      ...(q.jobId !== undefined ? { jobId: q.jobId } : {}),
+      ...(q.period ? { period: q.period } : {}),
+    };
+    // A page is a pure function of the stored state and the query (duration comes from stored
+    // times, never from the clock), so its bytes are reused while the store's change token holds.
+    // The token is read before the query: a page can be newer than its token, never older.
+    const token = store.changeToken();
+    const key = JSON.stringify(query);
+    const cached = pages.get(token, key);
+    if (cached) return cached;
+    const executions = await store.listExecutions(query);
+    return pages.put(token, key, { executions: executions.map(executionView) });
+  };
+}
+
+/** `POST /execution/cancel`. */
+function cancelExecution(cancel: ExecutionsDeps['cancel']) {
+  return async ({ projectId }: RequestScope, body: Infer<typeof CancelBody>) => {
+    const exec = await cancel(projectId, body.exec_id);
+    // It ended on its own between the check and the cancel.
+    if (exec.status !== 'cancelled') throw conflict(`execution ${exec.exec_id} is not running or queued (status: ${exec.status})`);
+    return { exec_id: exec.exec_id, status: exec.status };
+  };
+}
+
+/** `POST /execution/replication-tasks`: task records of a replication, monitor or query execution. */
+function replicationTasks(store: StateStore) {
+  return async ({ projectId }: RequestScope, body: Infer<typeof TasksBody>) => {
+    const exec = await requireExecution(store, projectId, body.exec_id);
+    if (exec.job_type === 'pipeline') throw badRequest(`execution ${exec.exec_id} is a pipeline execution; use /execution/pipeline-steps`);
+    if (body.status !== undefined && !isStatus(body.status)) throw badRequest(STATUS_MESSAGE);
+    const tasks = await store.listTasks(exec.exec_id, {
+      ...(body.status !== undefined ? { status: body.status } : {}),
+      ...(body.stream !== undefined ? { stream: body.stream } : {}),
+      excludeOutput: body.exclude_output === true,
+    });
+    return { tasks: tasks.map(taskView) };
+  };
+}
+
+/** `POST /execution/pipeline-steps`: step records of a pipeline execution. */
+function pipelineSteps(store: StateStore) {
+  return async ({ projectId }: RequestScope, body: Infer<typeof StepsBody>) => {
+    const exec = await requireExecution(store, projectId, body.exec_id);
+    if (exec.job_type !== 'pipeline') throw badRequest(`execution ${exec.exec_id} is not a pipeline execution; use /execution/replication-tasks`);
+    const steps = await store.listSteps(exec.exec_id, {
+      ...(body.step_id !== undefined ? { stepIdPrefix: body.step_id } : {}),
+      excludeOutput: body.exclude_output === true,
+    });
+    return { steps: steps.map(stepView) };
+  };
+}
+
 export function executionRoutes(deps: ExecutionsDeps): Route[] {
   const { store } = deps;
-  const pages = new PageCache();
-  const requireExecution = async (projectId: string, execId: string): Promise<ExecutionRecord> => {
-    const exec = await store.getExecution(projectId, execId);
-    if (!exec) throw notFound(`execution ${execId} not found`);
-    return exec;
-  };
   return [
     route({
       method: 'GET',
@@ -176,76 +246,10 @@ export function executionRoutes(deps: ExecutionsDeps): Route[] {
         { name: 'filters', description: 'URL-encoded JSON object: exec_id, job_id, status, period [start, end]' },
         { name: 'order', description: 'asc or desc (default) by start_time, ties by exec_id' },
       ],
-      handler: async ({ ctx, projectId }) => {
-        const q = parseListQuery(ctx);
-        // The status parameter and filters.status combine with AND: two different ones match nothing.
-        if (new Set(q.statuses).size > 1) return { executions: [] };
-        const query: ExecutionQuery = {
-          projectId,
-          order: q.order,
-          limit: q.limit,
-          ...(q.statuses[0] !== undefined ? { status: q.statuses[0] } : {}),
-          ...(q.execId !== undefined ? { execId: q.execId } : {}),
-          ...(q.jobId !== undefined ? { jobId: q.jobId } : {}),
-          ...(q.period ? { period: q.period } : {}),
-        };
-        // A page is a pure function of the stored state and the query (duration comes from stored
-        // times, never from the clock), so its bytes are reused while the store's change token holds.
-        // The token is read before the query: a page can be newer than its token, never older.
-        const token = store.changeToken();
-        const key = JSON.stringify(query);
-        const cached = pages.get(token, key);
-        if (cached) return cached;
-        const executions = await store.listExecutions(query);
-        return pages.put(token, key, { executions: executions.map(executionView) });
-      },
+      handler: listExecutions(store, new PageCache()),
     }),
-    route({
-      method: 'POST',
-      path: '/execution/cancel',
-      summary: 'Cancel a queued or running execution',
-      auth: true,
-      body: object({ exec_id: string() }),
-      handler: async ({ projectId }, body) => {
-        const exec = await deps.cancel(projectId, body.exec_id);
-        // It ended on its own between the check and the cancel.
-        if (exec.status !== 'cancelled') throw conflict(`execution ${exec.exec_id} is not running or queued (status: ${exec.status})`);
-        return { exec_id: exec.exec_id, status: exec.status };
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/execution/replication-tasks',
-      summary: 'Task records and logs of a replication, monitor or query execution',
-      auth: true,
-      body: object({ exec_id: string(), exclude_output: optional(boolean()), status: optional(string()), stream: optional(string()) }),
-      handler: async ({ projectId }, body) => {
-        const exec = await requireExecution(projectId, body.exec_id);
-        if (exec.job_type === 'pipeline') throw badRequest(`execution ${exec.exec_id} is a pipeline execution; use /execution/pipeline-steps`);
-        if (body.status !== undefined && !isStatus(body.status)) throw badRequest(STATUS_MESSAGE);
-        const tasks = await store.listTasks(exec.exec_id, {
-          ...(body.status !== undefined ? { status: body.status } : {}),
-          ...(body.stream !== undefined ? { stream: body.stream } : {}),
-          excludeOutput: body.exclude_output === true,
-        });
-        return { tasks: tasks.map(taskView) };
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/execution/pipeline-steps',
-      summary: 'Step records and logs of a pipeline execution',
-      auth: true,
-      body: object({ exec_id: string(), exclude_output: optional(boolean()), step_id: optional(string()) }),
-      handler: async ({ projectId }, body) => {
-        const exec = await requireExecution(projectId, body.exec_id);
-        if (exec.job_type !== 'pipeline') throw badRequest(`execution ${exec.exec_id} is not a pipeline execution; use /execution/replication-tasks`);
-        const steps = await store.listSteps(exec.exec_id, {
-          ...(body.step_id !== undefined ? { stepIdPrefix: body.step_id } : {}),
-          excludeOutput: body.exclude_output === true,
-        });
-        return { steps: steps.map(stepView) };
-      },
-    }),
+    route({ method: 'POST', path: '/execution/cancel', summary: 'Cancel a queued or running execution', auth: true, body: CancelBody, handler: cancelExecution(deps.cancel) }),
+    route({ method: 'POST', path: '/execution/replication-tasks', summary: 'Task records and logs of a replication, monitor or query execution', auth: true, body: TasksBody, handler: replicationTasks(store) }),
+    route({ method: 'POST', path: '/execution/pipeline-steps', summary: 'Step records and logs of a pipeline execution', auth: true, body: StepsBody, handler: pipelineSteps(store) }),
   ];
 }
