@@ -84,6 +84,188 @@ function fileBody(bytes: Buffer): { body: string; encoding?: 'base64' } {
   }
 }
 
+/** What every verb's handler gets: the client, the parsed arguments and where to print. */
+interface Call {
+  readonly api: ReturnType<typeof apiClient>;
+  readonly flags: Map<string, string>;
+  readonly positionals: readonly string[];
+  readonly vars: readonly [string, string][];
+  readonly json: boolean;
+  readonly io: Io;
+  /** The body as JSON with `-o json`, else the table `render` makes. */
+  readonly show: (body: unknown, render: () => string) => void;
+}
+
+/** `service jobs list` */
+async function jobsList({ api, flags, show }: Call): Promise<number> {
+  const body = (await api.post('/project/job/list', { ...(flags.has('name') ? { name: flags.get('name') } : {}), ...(flags.has('file-name') ? { file_name: flags.get('file-name') } : {}), ...(flags.has('type') ? { type: flags.get('type') } : {}) })) as { jobs: Row[] };
+  show(body, () => table(body.jobs.map((j) => ({ ...j, file: j.file_name })), ['id', 'name', 'type', 'file', 'active', 'default', 'executed', 'next_run']));
+  return 0;
+}
+
+/** `service jobs get` */
+async function jobsGet({ api, positionals, json, io }: Call): Promise<number> {
+  const body = await api.get('/project/job/get', { job_id: positionals[0] });
+  io.out(JSON.stringify(body, null, json ? undefined : 2) + '\n');
+  return 0;
+}
+
+/** `service jobs run` */
+async function jobsRun({ api, flags, positionals, vars: varList, io }: Call): Promise<number> {
+  const jobId = positionals[0];
+  const vars = Object.fromEntries(varList);
+  const req = {
+    job_id: jobId,
+    ...(flags.has('streams') ? { streams: flags.get('streams')!.split(',') } : {}),
+    ...(flags.has('mode') ? { mode: flags.get('mode') } : {}),
+    ...(flags.has('select') ? { select: flags.get('select')!.split(',') } : {}),
+    ...(Object.keys(vars).length ? { vars } : {}),
+  };
+  const { exec_id } = (await api.post('/project/job/run', req, { 'Service-Trigger': 'manual' })) as { exec_id: string };
+  io.out(`Started job ${jobId} (exec_id=${exec_id})\n`);
+  if (!flags.has('wait')) return 0;
+  for (;;) {
+    const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id }) })) as { executions: Row[] };
+    const e = executions[0];
+    if (e && !['queued', 'running'].includes(String(e.status))) {
+      io.out(`status=${e.status} rows=${e.rows} bytes=${e.bytes} duration=${e.duration}s${e.error ? ` error=${e.error}` : ''}\n`);
+      return e.status === 'success' || e.status === 'warning' ? 0 : 1;
+    }
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+}
+
+/** `service execs list` */
+async function execsList({ api, flags, show }: Call): Promise<number> {
+  const filters: Row = {};
+  if (flags.has('job-id')) filters.job_id = flags.get('job-id');
+  if (flags.has('since') || flags.has('until')) filters.period = [flags.get('since') ?? '1970-01-01T00:00:00.000Z', flags.get('until') ?? '9999-12-31T23:59:59.999Z'];
+  const body = (await api.get('/execution/list', { status: flags.get('status'), limit: flags.get('limit'), order: flags.has('asc') ? 'asc' : undefined, filters: Object.keys(filters).length ? JSON.stringify(filters) : undefined })) as { executions: Row[] };
+  show(body, () => table(body.executions.map((e) => ({ ...e, job: e.job_name, start: e.start_time })), ['exec_id', 'job', 'status', 'start', 'duration', 'rows']));
+  return 0;
+}
+
+/** `service execs get` */
+async function execsGet({ api, positionals, json, io }: Call): Promise<number> {
+  const id = positionals[0];
+  const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
+  if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
+  io.out(JSON.stringify(executions[0], null, json ? undefined : 2) + '\n');
+  return 0;
+}
+
+/** `service execs log` */
+async function execsLog({ api, flags, positionals, json, io }: Call): Promise<number> {
+  const id = positionals[0];
+  const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
+  if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
+  const pipeline = executions[0]!.job_type === 'pipeline';
+  const body = pipeline
+    ? ((await api.post('/execution/pipeline-steps', { exec_id: id, ...(flags.has('step') ? { step_id: flags.get('step') } : {}) })) as { steps: Row[] }).steps.filter((r) => !flags.has('status') || r.status === flags.get('status'))
+    : ((await api.post('/execution/replication-tasks', { exec_id: id, ...(flags.has('stream') ? { stream: flags.get('stream') } : {}), ...(flags.has('status') ? { status: flags.get('status') } : {}) })) as { tasks: Row[] }).tasks;
+  if (json) io.out(JSON.stringify(body) + '\n');
+  else for (const r of body) io.out(`=== ${String(r.stream_name ?? r.step_id)} (status=${String(r.status)}) ===\n${String(r.output ?? '')}`);
+  return 0;
+}
+
+/** `service execs cancel` */
+async function execsCancel({ api, positionals, io }: Call): Promise<number> {
+  const id = positionals[0];
+  await api.post('/execution/cancel', { exec_id: id });
+  io.out(`Cancelled ${id}\n`);
+  return 0;
+}
+
+/** `service files list` */
+async function filesList({ api, flags, show }: Call): Promise<number> {
+  const body = (await api.post('/project/file/list', flags.has('prefix') ? { prefix: flags.get('prefix') } : {})) as { files: Row[] };
+  show(body, () => table(body.files, ['name', 'size', 'updated']));
+  return 0;
+}
+
+/** `service files get` */
+async function filesGet({ api, positionals, json, io }: Call): Promise<number> {
+  const body = (await api.get('/project/file/get', { name: positionals[0] })) as { body: string; encoding?: string };
+  if (json) io.out(JSON.stringify(body) + '\n');
+  else io.out(body.encoding === 'base64' ? Buffer.from(body.body, 'base64').toString('latin1') : body.body);
+  return 0;
+}
+
+/** `service files save` */
+async function filesSave({ api, flags, positionals, io }: Call): Promise<number> {
+  const name = positionals[0];
+  const from = flags.get('from');
+  let bytes: Buffer;
+  try {
+    bytes = from === undefined || from === '-' ? readStdin() : readFileSync(from);
+  } catch (err) {
+    throw new ClientError(`error: cannot read ${from === undefined || from === '-' ? 'standard input' : from}: ${(err as Error).message}`);
+  }
+  const content = fileBody(bytes);
+  try {
+    const body = (await api.post('/project/file/save', { file: { name, ...content } })) as { file: Row; default_job_id?: string };
+    io.out(`Saved file ${name} (${String(body.file.size)} bytes)\n`);
+    if (body.default_job_id) io.out(`Default job: ${body.default_job_id}\n`);
+    return 0;
+  } catch (err) {
+    const problems = err instanceof ClientError ? (err.body?.problems as Row[] | undefined) : undefined;
+    if (!problems) throw err;
+    for (const pr of problems) io.err(`${name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`);
+    return 1;
+  }
+}
+
+/** `service conns list` */
+async function connsList({ api, show }: Call): Promise<number> {
+  const body = (await api.get('/connection/list')) as { connections: Row[] };
+  show(body, () => table(body.connections, ['name', 'type', 'kind', 'source']));
+  return 0;
+}
+
+/** `service conns test` */
+async function connsTest({ api, positionals, io }: Call): Promise<number> {
+  const name = positionals[0];
+  const body = (await api.post('/connection/test', { name })) as { valid: boolean; error?: string };
+  if (body.valid) {
+    io.out(`Connection ${name}: valid\n`);
+    return 0;
+  }
+  io.err(`${body.error}\n`);
+  return 1;
+}
+
+/** `service git pull` */
+async function gitPull({ api, show }: Call): Promise<number> {
+  const body = (await api.post('/project/git/pull', {})) as {
+    pulled: boolean; sha: string; created: number; updated: number; deleted: number;
+    created_files: Row[]; updated_files: Row[]; deleted_file_names: string[]; invalid_files: { name: string; problems: Row[] }[];
+  };
+  show(body, () => [
+    `pulled=${body.pulled} sha=${body.sha} created=${body.created} updated=${body.updated} deleted=${body.deleted}\n`,
+    ...body.created_files.map((f) => `created ${String(f.name)}\n`),
+    ...body.updated_files.map((f) => `updated ${String(f.name)}\n`),
+    ...body.deleted_file_names.map((n) => `deleted ${n}\n`),
+    ...body.invalid_files.flatMap((f) => f.problems.map((pr) => `invalid ${f.name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`)),
+  ].join(''));
+  return 0;
+}
+
+const HANDLERS: Readonly<Record<string, (call: Call) => Promise<number>>> = {
+  'jobs list': jobsList,
+  'jobs get': jobsGet,
+  'jobs run': jobsRun,
+  'execs list': execsList,
+  'execs get': execsGet,
+  'execs log': execsLog,
+  'execs cancel': execsCancel,
+  'files list': filesList,
+  'files get': filesGet,
+  'files save': filesSave,
+  'conns list': connsList,
+  'conns test': connsTest,
+  'git pull': gitPull,
+};
+
 export async function remoteCommand(group: string, argv: readonly string[], io: Io): Promise<number> {
   const [sub, ...args] = argv;
   const key = `${group} ${sub ?? ''}`;
@@ -115,139 +297,7 @@ export async function remoteCommand(group: string, argv: readonly string[], io: 
   const show = (body: unknown, render: () => string) => io.out(json ? JSON.stringify(body) + '\n' : render());
   try {
     const api = apiClient();
-    switch (key) {
-      case 'jobs list': {
-        const body = (await api.post('/project/job/list', { ...(flags.has('name') ? { name: flags.get('name') } : {}), ...(flags.has('file-name') ? { file_name: flags.get('file-name') } : {}), ...(flags.has('type') ? { type: flags.get('type') } : {}) })) as { jobs: Row[] };
-        show(body, () => table(body.jobs.map((j) => ({ ...j, file: j.file_name })), ['id', 'name', 'type', 'file', 'active', 'default', 'executed', 'next_run']));
-        return 0;
-      }
-      case 'jobs get': {
-        const body = await api.get('/project/job/get', { job_id: positionals[0] });
-        io.out(JSON.stringify(body, null, json ? undefined : 2) + '\n');
-        return 0;
-      }
-      case 'jobs run': {
-        const jobId = positionals[0];
-        const vars = Object.fromEntries(varList);
-        const req = {
-          job_id: jobId,
-          ...(flags.has('streams') ? { streams: flags.get('streams')!.split(',') } : {}),
-          ...(flags.has('mode') ? { mode: flags.get('mode') } : {}),
-          ...(flags.has('select') ? { select: flags.get('select')!.split(',') } : {}),
-          ...(Object.keys(vars).length ? { vars } : {}),
-        };
-        const { exec_id } = (await api.post('/project/job/run', req, { 'Service-Trigger': 'manual' })) as { exec_id: string };
-        io.out(`Started job ${jobId} (exec_id=${exec_id})\n`);
-        if (!flags.has('wait')) return 0;
-        for (;;) {
-          const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id }) })) as { executions: Row[] };
-          const e = executions[0];
-          if (e && !['queued', 'running'].includes(String(e.status))) {
-            io.out(`status=${e.status} rows=${e.rows} bytes=${e.bytes} duration=${e.duration}s${e.error ? ` error=${e.error}` : ''}\n`);
-            return e.status === 'success' || e.status === 'warning' ? 0 : 1;
-          }
-          await new Promise((r) => setTimeout(r, 5000));
-        }
-      }
-      case 'execs list': {
-        const filters: Row = {};
-        if (flags.has('job-id')) filters.job_id = flags.get('job-id');
-        if (flags.has('since') || flags.has('until')) filters.period = [flags.get('since') ?? '1970-01-01T00:00:00.000Z', flags.get('until') ?? '9999-12-31T23:59:59.999Z'];
-        const body = (await api.get('/execution/list', { status: flags.get('status'), limit: flags.get('limit'), order: flags.has('asc') ? 'asc' : undefined, filters: Object.keys(filters).length ? JSON.stringify(filters) : undefined })) as { executions: Row[] };
-        show(body, () => table(body.executions.map((e) => ({ ...e, job: e.job_name, start: e.start_time })), ['exec_id', 'job', 'status', 'start', 'duration', 'rows']));
-        return 0;
-      }
-      case 'execs get': {
-        const id = positionals[0];
-        const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
-        if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
-        io.out(JSON.stringify(executions[0], null, json ? undefined : 2) + '\n');
-        return 0;
-      }
-      case 'execs log': {
-        const id = positionals[0];
-        const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
-        if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
-        const pipeline = executions[0]!.job_type === 'pipeline';
-        const body = pipeline
-          ? ((await api.post('/execution/pipeline-steps', { exec_id: id, ...(flags.has('step') ? { step_id: flags.get('step') } : {}) })) as { steps: Row[] }).steps.filter((r) => !flags.has('status') || r.status === flags.get('status'))
-          : ((await api.post('/execution/replication-tasks', { exec_id: id, ...(flags.has('stream') ? { stream: flags.get('stream') } : {}), ...(flags.has('status') ? { status: flags.get('status') } : {}) })) as { tasks: Row[] }).tasks;
-        if (json) io.out(JSON.stringify(body) + '\n');
-        else for (const r of body) io.out(`=== ${String(r.stream_name ?? r.step_id)} (status=${String(r.status)}) ===\n${String(r.output ?? '')}`);
-        return 0;
-      }
-      case 'execs cancel': {
-        const id = positionals[0];
-        await api.post('/execution/cancel', { exec_id: id });
-        io.out(`Cancelled ${id}\n`);
-        return 0;
-      }
-      case 'files list': {
-        const body = (await api.post('/project/file/list', flags.has('prefix') ? { prefix: flags.get('prefix') } : {})) as { files: Row[] };
-        show(body, () => table(body.files, ['name', 'size', 'updated']));
-        return 0;
-      }
-      case 'files get': {
-        const body = (await api.get('/project/file/get', { name: positionals[0] })) as { body: string; encoding?: string };
-        if (json) io.out(JSON.stringify(body) + '\n');
-        else io.out(body.encoding === 'base64' ? Buffer.from(body.body, 'base64').toString('latin1') : body.body);
-        return 0;
-      }
-      case 'files save': {
-        const name = positionals[0];
-        const from = flags.get('from');
-        let bytes: Buffer;
-        try {
-          bytes = from === undefined || from === '-' ? readStdin() : readFileSync(from);
-        } catch (err) {
-          throw new ClientError(`error: cannot read ${from === undefined || from === '-' ? 'standard input' : from}: ${(err as Error).message}`);
-        }
-        const content = fileBody(bytes);
-        try {
-          const body = (await api.post('/project/file/save', { file: { name, ...content } })) as { file: Row; default_job_id?: string };
-          io.out(`Saved file ${name} (${String(body.file.size)} bytes)\n`);
-          if (body.default_job_id) io.out(`Default job: ${body.default_job_id}\n`);
-          return 0;
-        } catch (err) {
-          const problems = err instanceof ClientError ? (err.body?.problems as Row[] | undefined) : undefined;
-          if (!problems) throw err;
-          for (const pr of problems) io.err(`${name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`);
-          return 1;
-        }
-      }
-      case 'conns list': {
-        const body = (await api.get('/connection/list')) as { connections: Row[] };
-        show(body, () => table(body.connections, ['name', 'type', 'kind', 'source']));
-        return 0;
-      }
-      case 'conns test': {
-        const name = positionals[0];
-        const body = (await api.post('/connection/test', { name })) as { valid: boolean; error?: string };
-        if (body.valid) {
-          io.out(`Connection ${name}: valid\n`);
-          return 0;
-        }
-        io.err(`${body.error}\n`);
-        return 1;
-      }
-      case 'git pull': {
-        const body = (await api.post('/project/git/pull', {})) as {
-          pulled: boolean; sha: string; created: number; updated: number; deleted: number;
-          created_files: Row[]; updated_files: Row[]; deleted_file_names: string[]; invalid_files: { name: string; problems: Row[] }[];
-        };
-        show(body, () => [
-          `pulled=${body.pulled} sha=${body.sha} created=${body.created} updated=${body.updated} deleted=${body.deleted}\n`,
-          ...body.created_files.map((f) => `created ${String(f.name)}\n`),
-          ...body.updated_files.map((f) => `updated ${String(f.name)}\n`),
-          ...body.deleted_file_names.map((n) => `deleted ${n}\n`),
-          ...body.invalid_files.flatMap((f) => f.problems.map((pr) => `invalid ${f.name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`)),
-        ].join(''));
-        return 0;
-      }
-      default:
-        io.err(`error: unknown command "service ${key.trim()}"\nRun 'service --help' for usage.\n`);
-        return 2;
-    }
+    return await HANDLERS[key]!({ api, flags, positionals, vars: varList, json, io, show });
   } catch (err) {
     if (err instanceof ClientError) {
       io.err(`${err.message}\n`);
