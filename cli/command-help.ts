@@ -98,3 +98,6 @@ export function commandHelpFor(group: string, argv: readonly string[]): string |
   lines.push('', 'Examples:', ...h.examples.map((e) => `  ${e}`));
   return lines.join('\n') + '\n';
 }
+
+/** Every command this table documents, in order (for the generated CLI reference). */
+export const HELPED_COMMANDS: readonly string[] = Object.keys(HELP);
