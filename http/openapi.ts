@@ -4,6 +4,7 @@
  * published contract is the one the validator enforces.
  */
 import type { Struct } from 'superstruct';
+import { RESOURCE_SCHEMAS, RESPONSE_SCHEMAS } from './response-schemas.js';
 import type { Route } from './route.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -70,7 +71,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
       ...(r.query ? { parameters: r.query.map((q) => ({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: { type: 'string' } })) } : {}),
       ...(body ? { requestBody: { required: Array.isArray(body.required) && body.required.length > 0, content: { 'application/json': { schema: body } } } } : {}),
       responses: {
-        200: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
+        200: { description: 'OK', content: { 'application/json': { schema: RESPONSE_SCHEMAS[r.path] ?? { type: 'object' } } } },
         400: errorResponse('Bad request: malformed JSON, a body nested too deeply, an unknown, missing or mistyped field, a bad query parameter'),
         ...(r.auth ? { 401: errorResponse('Missing or invalid project token') } : {}),
         ...(r.method === 'POST' ? { 413: errorResponse('Request body over 1 MiB') } : {}),
@@ -88,7 +89,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
     security: [{ projectToken: [] }],
     components: {
       securitySchemes: { projectToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' } },
-      schemas: { Error: ERROR },
+      schemas: { Error: ERROR, ...RESOURCE_SCHEMAS },
     },
     paths,
   };

@@ -24,6 +24,8 @@ import { openSqliteStore } from '../../engine/state/sqlite-store.js';
 import type { StateStore } from '../../engine/state/store.js';
 import { createApp } from '../../http/app.js';
 import { installClientErrorHandler } from '../../http/client-error.js';
+import { openApiDocument } from '../../http/openapi.js';
+import { responseChecker } from './openapi-check.js';
 import { gitRoutes } from '../../http/routes/git.js';
 import { apiRoutes } from '../../http/routes/index.js';
 
@@ -132,8 +134,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     lines,
   });
   const git = new GitSync({ dataDir, store, scope: (id) => projects.scope(id), logger, fetchTimeoutMs: options.gitFetchTimeoutMs });
+  const routes = apiRoutes({ version: API_VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) });
+  const checkResponse = responseChecker(openApiDocument(routes, API_VERSION));
   const app = createApp({
-    routes: apiRoutes({ version: API_VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) }),
+    routes,
     projectForDigest: (digest) => store.projectIdForToken(digest),
     logger,
   });
@@ -153,7 +157,9 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     if (body !== undefined) headers['content-type'] = o.contentType ?? 'application/json';
     const res = await fetch(url + pathAndQuery, { method, headers, ...(body !== undefined ? { body } : {}) });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) };
+    const parsed = text === '' ? undefined : JSON.parse(text);
+    checkResponse(method, pathAndQuery, res.status, parsed);
+    return { status: res.status, headers: res.headers, body: parsed };
   }
 
   return {
