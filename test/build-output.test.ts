@@ -156,7 +156,10 @@ test('A19 empty selections: [] / empty compile payload / text lines, exit 0', as
     assert.equal(r.err, '');
   }
   const empty = duckProject({});
-  assert.equal((await build('list', empty, '--json')).out, '[]\n');
+  const none = await build('list', empty, '--json');
+  assert.equal(none.out, '[]\n');
+  // A project with nothing in it says so on stderr (an empty selection of a real project does not).
+  assert.match(none.err, new RegExp(`WRN no models or seeds found under ${empty}\n$`));
 });
 
 const usage = (message: string, command?: string) => `error: ${message}\nRun 'service build${command ? ` ${command}` : ''} --help' for usage.\n`;

@@ -39,6 +39,8 @@ export async function runBuild(args: BuildArgs, command: BuildCommand, logger: L
 }
 
 async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io, ahead?: TargetAhead): Promise<number> {
+  // "No models selected." alone does not say the directory holds nothing at all (a wrong path, a typo).
+  if (p.compiled.nodes.length === 0) logger.log('warn', `no models or seeds found under ${p.root}`);
   switch (command) {
     case 'list': {
       const entries = listEntries(p.selected, p.targetName !== '', args.fullRefresh);
