@@ -153,6 +153,7 @@ export class ExecutionService {
       .catch((err) => this.#deps.logger.log('error', `execution ${exec.exec_id} failed: ${errorChain(err)}`))
       .finally(() => {
         this.#running.delete(exec.exec_id);
+        this.#deps.lines.output.forget(exec.exec_id);
         this.dispatch();
       });
   }
@@ -230,7 +231,7 @@ export class ExecutionService {
     }
     const works = await runner.tasks(loaded.file, ctx);
     if (works.length === 0) return this.#finish(exec, 'skipped', 'nothing to do: no tasks');
-    const handle = await startTasks(store, exec.exec_id, works, runner.threads(ctx));
+    const handle = await startTasks(store, exec.exec_id, works, runner.threads(ctx), this.#deps.lines.output);
     entry.stop = () => handle.cancel();
     // A cancel that landed before the handle existed found nothing to stop.
     if (!(await stillRunning())) handle.cancel();

@@ -1,15 +1,19 @@
 /**
  * One log channel for the daemon's pool tasks: each running task gets a key,
  * and its lines are routed to that task's sink (its live output). Built on
- * the shared task-log receiver.
+ * the shared task-log receiver. `output` is the live feed of what the sinks
+ * write, for watchers of a running execution.
  */
 import { randomUUID } from 'node:crypto';
 import { logReceiver } from '../task-log.js';
 import type { LogRoute } from '../tasks/task-log.js';
+import { OutputFeed } from './output-feed.js';
 
 export interface LineRouter {
   open(sink: (line: string) => void): { readonly route: LogRoute; close(): Promise<void> };
   close(): void;
+  /** Task and step output as it is written (see output-feed.ts). */
+  readonly output: OutputFeed;
 }
 
 export function lineRouter(): LineRouter {
@@ -28,5 +32,6 @@ export function lineRouter(): LineRouter {
       };
     },
     close: () => receiver.close(),
+    output: new OutputFeed(),
   };
 }

@@ -21,6 +21,7 @@ import type { ExecutionRecord, JobRecord, JsonObject, StateStore } from '../../e
 import { queryOnConnection, runBuildStep } from '../pipeline-services.js';
 import { buildRunId } from '../../engine/targets/temp-sweep.js';
 import type { TaskPool } from '../pool.js';
+import type { OutputFeed } from './output-feed.js';
 import type { LineRouter } from './line-router.js';
 import { loadReplicationFile, runReplicationFile } from './replication-work.js';
 
@@ -58,7 +59,7 @@ export type PipelineRunTuning = Pick<PipelineOptions, 'stepLimit' | 'retryDelayM
  * every write. The execution's rows and bytes follow the replication and
  * build steps as they finish.
  */
-function storeSink(store: StateStore, execId: string, redact: (text: string) => string) {
+function storeSink(store: StateStore, execId: string, redact: (text: string) => string, feed: OutputFeed | undefined) {
   const chains = new Map<string, Promise<void>>();
   const totals = { rows: 0, bytes: 0 };
   const pending = new Set<Promise<void>>();
@@ -96,7 +97,9 @@ function storeSink(store: StateStore, execId: string, redact: (text: string) => 
     },
     output(stepId, line) {
       const before = chains.get(stepId) ?? Promise.resolve();
-      const p = before.then(() => store.appendStepOutput(execId, stepId, `${redact(line)}\n`)).catch(() => {});
+      const text = `${redact(line)}\n`;
+      feed?.publish(execId, stepId, text);
+      const p = before.then(() => store.appendStepOutput(execId, stepId, text)).catch(() => {});
       chains.set(stepId, p);
       void track(p);
     },
@@ -112,7 +115,7 @@ export async function runPipelineExecution(file: PipelineFile, ctx: PipelineRunC
   const vars = pipelineVars(file.env, jobVars, runVars, ctx.lookup);
   const mode = (exec.overrides?.mode as string | undefined) ?? ctx.job?.config.mode ?? undefined;
   const select = exec.overrides?.select as readonly string[] | undefined;
-  const { sink, flushed } = storeSink(ctx.store, exec.exec_id, (t) => ctx.connections.redact(t));
+  const { sink, flushed } = storeSink(ctx.store, exec.exec_id, (t) => ctx.connections.redact(t), ctx.lines?.output);
 
   const projectRoot = ctx.projectRoot;
   const { pool, lines } = ctx;

@@ -8,6 +8,7 @@
 import { EngineError, type SerializedError } from '../../engine/errors.js';
 import type { StateStore, ExecutionStatus } from '../../engine/state/store.js';
 import { RunActor } from '../runtime.js';
+import type { OutputFeed } from './output-feed.js';
 
 /**
  * What a task's work returns: counters, monitor metrics, a warning that makes
@@ -51,7 +52,7 @@ const now = () => new Date().toISOString();
  * one store append per round trip (≈0.3 ms on PostgreSQL), not one per line,
  * and the output is still live.
  */
-function outputWriter(store: StateStore, execId: string, taskId: string) {
+function outputWriter(store: StateStore, execId: string, taskId: string, feed: OutputFeed | undefined) {
   let buffer = '';
   let writing: Promise<void> | undefined;
   const drain = async (): Promise<void> => {
@@ -65,6 +66,7 @@ function outputWriter(store: StateStore, execId: string, taskId: string) {
   return {
     log: (line: string) => {
       buffer += `${line}\n`;
+      feed?.publish(execId, taskId, `${line}\n`);
       writing ??= drain();
     },
     flushed: async () => {
@@ -73,7 +75,8 @@ function outputWriter(store: StateStore, execId: string, taskId: string) {
   };
 }
 
-export async function startTasks(store: StateStore, execId: string, tasks: readonly TaskWork[], threads: number): Promise<TaskRunHandle> {
+/** `feed`: where each output line is also published live (the line router's output feed). */
+export async function startTasks(store: StateStore, execId: string, tasks: readonly TaskWork[], threads: number, feed?: OutputFeed): Promise<TaskRunHandle> {
   await store.upsertTasks(tasks.map((t) => ({ exec_id: execId, task_id: t.taskId, stream_name: t.streamName, object: t.object, mode: t.mode, status: 'queued' as const })));
   const byId = new Map(tasks.map((t) => [t.taskId, t]));
   const aborts = new Map<string, AbortController>();
@@ -84,7 +87,7 @@ export async function startTasks(store: StateStore, execId: string, tasks: reado
         const t = byId.get(taskId)!;
         const ac = new AbortController();
         aborts.set(taskId, ac);
-        const out = outputWriter(store, execId, taskId);
+        const out = outputWriter(store, execId, taskId, feed);
         await store.upsertTask({ exec_id: execId, task_id: taskId, stream_name: t.streamName, mode: t.mode, status: 'running', start_time: now() });
         try {
           return await t.run(ac.signal, out.log);

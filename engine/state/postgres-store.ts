@@ -303,6 +303,11 @@ class PostgresStore implements StateStore {
       add((n) => `start_time >= $${n}`, R.canonicalTime(q.period[0], 'period start'));
       add((n) => `start_time < $${n}`, R.canonicalTime(q.period[1], 'period end'));
     }
+    if (q.after) {
+      const time = R.canonicalTime(q.after.start_time, 'after start_time');
+      params.push(time, q.after.exec_id);
+      where.push(`(start_time, exec_id) ${q.order === 'asc' ? '>' : '<'} ($${params.length - 1}, $${params.length})`);
+    }
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
     params.push(q.limit);
     const sql = `SELECT * FROM executions WHERE ${where.join(' AND ')} ORDER BY start_time ${dir}, exec_id ${dir} LIMIT $${params.length}`;

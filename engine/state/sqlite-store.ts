@@ -331,6 +331,10 @@ class SqliteStore implements StateStore {
       where.push('start_time >= ? AND start_time < ?');
       params.push(R.canonicalTime(q.period[0], 'period start'), R.canonicalTime(q.period[1], 'period end'));
     }
+    if (q.after) {
+      where.push(`(start_time, exec_id) ${q.order === 'asc' ? '>' : '<'} (?, ?)`);
+      params.push(R.canonicalTime(q.after.start_time, 'after start_time'), q.after.exec_id);
+    }
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
     return this.executions(`WHERE ${where.join(' AND ')} ORDER BY start_time ${dir}, exec_id ${dir} LIMIT ?`, ...params, q.limit);
   }

@@ -226,6 +226,11 @@ export interface ExecutionQuery {
   /** By start_time, ties by exec_id. */
   readonly order: 'asc' | 'desc';
   readonly limit: number;
+  /**
+   * Keyset paging: only executions after this one in `order` (strictly past
+   * its `(start_time, exec_id)`), so page n costs what page 1 costs.
+   */
+  readonly after?: { readonly start_time: string; readonly exec_id: string };
 }
 
 export interface ClaimOptions {
