@@ -19,7 +19,7 @@ import { printUsageError, processIo, type Io } from './io.js';
 function program() {
   const prog = sade('service').version(VERSION);
   prog.command('init [dir]', 'Create a runnable build project (models/ with config, a DuckDB connection, a seed, two models with tests)').example('init my-project');
-  prog.command('build <command> [path]', 'Compile and run SQL models: run, list, test, compile').example('build run examples/shop');
+  prog.command('build <command> [path]', 'Compile and run SQL models: run, list, test, compile, graph').example('build run examples/shop');
   prog.command('conns list', 'List the connections this machine knows (name, type, kind, source)').option('-o', 'output: table or json', 'table');
   prog.command('conns test <name>', 'Connect with a 10 s timeout and run select 1 (--remote or SERVICE_PLATFORM_HOST: ask the daemon)');
   prog.command('run <file>', 'Run a job file (replication, pipeline, monitor, query) locally, without a daemon').option('--json', 'print the execution and its tasks or steps as JSON').option('--var', 'K=V run variable (repeatable)').option('--allow-command-steps', 'let pipeline command steps run');
@@ -45,6 +45,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       return 0;
     }
   }
+  if (group === 'build' && rest[0] === 'graph') return (await import('./build/graph-command.js')).graphCommand(rest.slice(1), io);
   if (group === 'build') {
     let args;
     try {

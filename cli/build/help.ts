@@ -20,6 +20,7 @@ export function buildHelp(): string {
     '',
     'Commands:',
     ...(Object.keys(SUMMARY) as BuildCommand[]).map((c) => `  ${c.padEnd(9)} ${SUMMARY[c]}`),
+    `  ${'graph'.padEnd(9)} draw the lineage as SVG, Graphviz DOT or Mermaid`,
     '',
     "Run 'service build <command> --help' for the flags of a command.",
     '',

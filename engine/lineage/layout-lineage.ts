@@ -1,0 +1,49 @@
+/**
+ * Lays a lineage out left to right with dagre's layered (Sugiyama) layout:
+ * dependencies in earlier columns, edges as polylines between node boxes.
+ * Box widths follow the label length (monospace estimate), so nothing
+ * depends on a font being measured on the server.
+ */
+import dagre from '@dagrejs/dagre';
+import type { LineageGraph, LineageNode } from './lineage-graph.js';
+
+export interface PlacedNode extends LineageNode {
+  /** Centre. */
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+export interface PlacedEdge {
+  readonly from: string;
+  readonly to: string;
+  readonly points: readonly { readonly x: number; readonly y: number }[];
+}
+
+export interface LineageLayout {
+  readonly width: number;
+  readonly height: number;
+  readonly nodes: readonly PlacedNode[];
+  readonly edges: readonly PlacedEdge[];
+}
+
+const CHAR = 7.5;
+const HEIGHT = 34;
+const MARGIN = 16;
+
+export function layoutLineage(g: LineageGraph): LineageLayout {
+  const graph = new dagre.graphlib.Graph();
+  graph.setGraph({ rankdir: 'LR', nodesep: 18, ranksep: 56, marginx: MARGIN, marginy: MARGIN });
+  graph.setDefaultEdgeLabel(() => ({}));
+  for (const n of g.nodes) graph.setNode(n.name, { width: Math.max(80, Math.round(n.name.length * CHAR) + 24), height: HEIGHT });
+  for (const e of g.edges) graph.setEdge(e.from, e.to);
+  dagre.layout(graph);
+  const nodes = g.nodes.map((n) => {
+    const p = graph.node(n.name);
+    return { ...n, x: p.x, y: p.y, width: p.width, height: p.height };
+  });
+  const edges = g.edges.map((e) => ({ from: e.from, to: e.to, points: ((graph.edge({ v: e.from, w: e.to }) as { points?: { x: number; y: number }[] } | undefined)?.points ?? []).map((p) => ({ x: p.x, y: p.y })) }));
+  const size = graph.graph();
+  return { width: Math.ceil(size.width ?? 0), height: Math.ceil(size.height ?? 0), nodes, edges };
+}

@@ -1,0 +1,62 @@
+/**
+ * The lineage of a build project: its compiled nodes (models and seeds) and
+ * the dependency edges between them, as plain data. `withStatuses` lays a
+ * run's results over it (the web console colours nodes by their last run).
+ */
+import type { CompiledProject } from '../compile/compile.js';
+
+export type LineageStatus = 'success' | 'error' | 'skipped';
+
+export interface LineageNode {
+  /** File stem, original case: what `ref()` and selectors name. */
+  readonly name: string;
+  readonly kind: 'model' | 'seed';
+  /** The full name in this naming mode (what run results name). */
+  readonly fullName: string;
+  readonly file: string;
+  /** Resolved mode of a model (`table`, `view`, `incremental`, …); `seed` for seeds. */
+  readonly mode: string;
+  readonly status?: LineageStatus;
+}
+
+export interface LineageEdge {
+  /** The dependency. */
+  readonly from: string;
+  /** The node that depends on it. */
+  readonly to: string;
+}
+
+export interface LineageGraph {
+  readonly nodes: readonly LineageNode[];
+  readonly edges: readonly LineageEdge[];
+}
+
+export function lineageGraph(cp: CompiledProject): LineageGraph {
+  const byKey = new Map(cp.graph.nodes.map((n) => [n.name.toLowerCase(), n]));
+  const nodes: LineageNode[] = cp.graph.nodes.map((n) => ({
+    name: n.name,
+    kind: n.kind,
+    fullName: n.fullName,
+    file: n.file,
+    mode: n.kind === 'seed' ? 'seed' : String(n.config.mode ?? ''),
+  }));
+  const edges: LineageEdge[] = [];
+  for (const n of cp.graph.nodes) {
+    for (const d of cp.graph.deps.get(n.name.toLowerCase()) ?? []) {
+      const dep = byKey.get(d);
+      if (dep) edges.push({ from: dep.name, to: n.name });
+    }
+  }
+  return { nodes, edges };
+}
+
+/** Each node's status from run results (`{name, status}` with full or short names); nodes absent from them keep none. */
+export function withStatuses(g: LineageGraph, results: ReadonlyMap<string, LineageStatus>): LineageGraph {
+  return {
+    edges: g.edges,
+    nodes: g.nodes.map((n) => {
+      const s = results.get(n.fullName.toLowerCase()) ?? results.get(n.name.toLowerCase());
+      return s === undefined ? n : { ...n, status: s };
+    }),
+  };
+}
