@@ -33,6 +33,7 @@ import { createApp } from '../http/app.js';
 import { installClientErrorHandler } from '../http/client-error.js';
 import { gitRoutes } from '../http/routes/git.js';
 import { apiRoutes } from '../http/routes/index.js';
+import { webConsole } from '../http/ui/web-console.js';
 import { parseServeFlags, type DaemonFlags } from './daemon-flags.js';
 import type { Io } from './io.js';
 import { VERSION } from './version.js';
@@ -108,7 +109,9 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   const scheduler = new Scheduler({ store, logger, run: (job) => executions.requestRun(job, {}, 'schedule') });
   const git = new GitSync({ dataDir: flags.dataDir, store, scope: (id) => projects.scope(id), logger });
   const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options) });
-  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) }), projectForDigest: (d) => store.projectIdForToken(d), logger });
+  const projectForDigest = (d: string) => store.projectIdForToken(d);
+  const ui = webConsole({ store, projects, executions, connections, gitPull: (id) => git.pull(id), projectRoot: (id) => projectPaths(flags.dataDir, id).files, output: lines.output, projectForDigest, logger });
+  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) }), projectForDigest, logger, ui: (ctx) => ui.handle(ctx) });
   const server = createServer(app.callback());
   installClientErrorHandler(server);
   await new Promise<void>((resolve, reject) => {

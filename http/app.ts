@@ -18,6 +18,8 @@ export interface AppOptions {
   /** Resolves a token's SHA-256 digest (hex) to its project id. */
   readonly projectForDigest: (digest: string) => Promise<string | undefined>;
   readonly logger: Logger;
+  /** The web console: answers every path under `/ui` itself (its own auth, errors and content types). */
+  readonly ui?: (ctx: Koa.Context) => Promise<void>;
 }
 
 const TOKEN = /^Service-Project-Token ([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})$/i;
@@ -35,6 +37,8 @@ export function createApp(opts: AppOptions): Koa {
   const app = new Koa();
   const table = new Map(opts.routes.map((r) => [`${r.method} ${r.path}`, r]));
   const publicPaths = new Set(opts.routes.filter((r) => !r.auth).map((r) => r.path));
+  const ui = opts.ui;
+  if (ui) app.use(async (ctx, next) => (ctx.path === '/ui' || ctx.path.startsWith('/ui/') ? ui(ctx) : next()));
   app.use(async (ctx) => {
     const started = performance.now();
     const requestId = randomUUID();

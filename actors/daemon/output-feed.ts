@@ -1,13 +1,15 @@
 /**
  * The live side of task and step output: every chunk the line router
- * delivers to a task (or a pipeline step) is appended to the store and
- * published here, so a watcher (the web console's server-sent events)
- * sees the lines as they arrive instead of polling the store.
+ * delivers to a task (or a pipeline step) is published here once the store
+ * has it, so a watcher (the web console's server-sent events) sees the
+ * lines as they arrive instead of polling the store.
  *
  * Each chunk carries its offset in the record's output (the length of
- * everything published before it for that task or step). A watcher that
- * subscribes first and then reads the stored output can drop the chunks the
- * stored text already holds, so nothing is shown twice or lost.
+ * everything published before it for that task or step). Publishing after
+ * the append makes a watcher that subscribes first and then reads the stored
+ * output exact: a chunk published before it subscribed is in what it read,
+ * and one published after carries an offset telling whether the read
+ * already held it — nothing shown twice, nothing lost.
  */
 import { EventEmitter } from 'eventemitter3';
 

@@ -98,8 +98,8 @@ function storeSink(store: StateStore, execId: string, redact: (text: string) => 
     output(stepId, line) {
       const before = chains.get(stepId) ?? Promise.resolve();
       const text = `${redact(line)}\n`;
-      feed?.publish(execId, stepId, text);
-      const p = before.then(() => store.appendStepOutput(execId, stepId, text)).catch(() => {});
+      // Published once stored (see output-feed.ts).
+      const p = before.then(() => store.appendStepOutput(execId, stepId, text)).then(() => feed?.publish(execId, stepId, text), () => {});
       chains.set(stepId, p);
       void track(p);
     },

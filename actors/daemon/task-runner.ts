@@ -59,14 +59,15 @@ function outputWriter(store: StateStore, execId: string, taskId: string, feed: O
     while (buffer !== '') {
       const text = buffer;
       buffer = '';
-      await store.appendTaskOutput(execId, taskId, text).catch(() => {});
+      // Published once stored: a watcher that reads the stored output and then
+      // listens can tell by the offset which chunks it already has.
+      if (await store.appendTaskOutput(execId, taskId, text).then(() => true, () => false)) feed?.publish(execId, taskId, text);
     }
     writing = undefined;
   };
   return {
     log: (line: string) => {
       buffer += `${line}\n`;
-      feed?.publish(execId, taskId, `${line}\n`);
       writing ??= drain();
     },
     flushed: async () => {

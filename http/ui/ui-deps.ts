@@ -1,0 +1,31 @@
+/**
+ * What the console needs from the daemon: the same services the API routes
+ * use (no second path to the state store), the line router's live output
+ * feed, and how to resolve a token.
+ */
+import type { OutputFeed } from '../../actors/daemon/output-feed.js';
+import type { ConnectionRegistry } from '../../engine/connections/index.js';
+import type { GitPullResult } from '../../engine/git/git-sync.js';
+import type { Logger } from '../../engine/log.js';
+import type { ProjectService } from '../../engine/projects/index.js';
+import type { StateStore } from '../../engine/state/store.js';
+import type { ExecutionControl } from '../routes/index.js';
+import type { SessionOptions } from './sessions.js';
+
+export interface ConsoleDeps {
+  readonly store: StateStore;
+  readonly projects: ProjectService;
+  readonly executions: ExecutionControl;
+  readonly connections: (projectId: string) => ConnectionRegistry;
+  /** The project's git pull (absent: the Pull button answers that git sync is not available). */
+  readonly gitPull?: (projectId: string) => Promise<GitPullResult>;
+  /** The project tree's root on disk (lineage compiles build projects in it). */
+  readonly projectRoot: (projectId: string) => string;
+  readonly output: OutputFeed;
+  /** Resolves a token's SHA-256 digest (hex) to its project id. */
+  readonly projectForDigest: (digest: string) => Promise<string | undefined>;
+  readonly logger: Logger;
+  readonly sessions?: SessionOptions;
+  /** How often the live stream re-reads statuses while an execution runs (ms, default 400). */
+  readonly livePollMs?: number;
+}

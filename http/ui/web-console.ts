@@ -1,0 +1,202 @@
+/**
+ * The web console under `/ui`: server-rendered pages (handlebars) over the
+ * same services as the API. One handler does, in order: security headers
+ * on every answer (a Content-Security-Policy without inline scripts or
+ * styles), the static script and stylesheet, sign-in and sign-out, the
+ * session check (signed out → redirect to sign-in), the CSRF check of every
+ * form post (missing or wrong → 403), then the page's route; failures render
+ * as an error page with the status the API would give them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'koa';
+import { errorChain } from '../../engine/errors.js';
+import { sha256hex } from '../../engine/state/ids.js';
+import { HttpError, toHttpError } from '../http-error.js';
+import { CONSOLE_CSS } from './assets/console-css.js';
+import { CONSOLE_JS } from './assets/console-js.js';
+import { readForm, type Form } from './form-body.js';
+import { executionPages } from './pages/execution-pages.js';
+import { filePages } from './pages/file-pages.js';
+import { jobPages } from './pages/job-pages.js';
+import { lineagePages } from './pages/lineage-pages.js';
+import { overviewPages } from './pages/overview-pages.js';
+import { randomId, sameSecret, SessionStore, type Session } from './sessions.js';
+import type { ConsoleDeps } from './ui-deps.js';
+import type { UiRequest, UiResult, UiRoute } from './ui-route.js';
+import { renderPage } from './views.js';
+
+export const SESSION_COOKIE = 'service_session';
+/** The sign-in form's CSRF secret (double submit: cookie and form field), before any session exists. */
+export const SIGN_IN_COOKIE = 'service_signin';
+
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const TOKEN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+const STATIC: Readonly<Record<string, { readonly type: string; readonly body: string }>> = {
+  '/ui/static/console.js': { type: 'text/javascript; charset=utf-8', body: CONSOLE_JS },
+  '/ui/static/console.css': { type: 'text/css; charset=utf-8', body: CONSOLE_CSS },
+};
+
+export const isConsolePath = (path: string): boolean => path === '/ui' || path.startsWith('/ui/');
+
+/** A `next` target after sign-in: a console path on this site, nothing else. */
+function safeNext(raw: string | undefined): string {
+  if (raw === undefined || !raw.startsWith('/ui') || raw.startsWith('//') || /[\\\s]/.test(raw) || raw.startsWith('/ui/sign-')) return '/ui';
+  return raw;
+}
+
+function securityHeaders(ctx: Context): void {
+  ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Referrer-Policy', 'same-origin');
+}
+
+export interface WebConsole {
+  handle(ctx: Context): Promise<void>;
+  readonly sessions: SessionStore;
+}
+
+export function webConsole(deps: ConsoleDeps): WebConsole {
+  const sessions = new SessionStore(deps.sessions);
+  const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps), ...filePages(deps), ...lineagePages(deps)];
+
+  const cookie = (ctx: Context, name: string, value: string, maxAgeMs: number) =>
+    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'strict', secure: ctx.secure, path: '/ui', maxAge: maxAgeMs, overwrite: true });
+
+  function html(ctx: Context, status: number, body: string): void {
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = body;
+  }
+
+  function signInPage(ctx: Context, next: string, status = 200, error?: string, notice?: string): void {
+    const secret = randomId(18);
+    cookie(ctx, SIGN_IN_COOKIE, secret, 60 * 60 * 1000);
+    html(ctx, status, renderPage('signIn', { title: 'Sign in', csrf: secret, next, ...(error ? { error } : {}), ...(notice ? { notice } : {}) }));
+  }
+
+  async function signIn(ctx: Context): Promise<void> {
+    const form = await readForm(ctx);
+    const next = safeNext(form.get('next'));
+    if (!sameSecret(form.get('_csrf'), ctx.cookies.get(SIGN_IN_COOKIE))) throw new HttpError(403, 'forbidden', 'the sign-in form expired or was not sent by this page: reload it and sign in again');
+    const token = (form.get('token') ?? '').trim();
+    const digest = sha256hex(token);
+    const projectId = TOKEN.test(token) ? await deps.projectForDigest(digest) : undefined;
+    if (!projectId) return signInPage(ctx, next, 401, 'That token does not open any project: check it and try again.');
+    sessions.delete(ctx.cookies.get(SESSION_COOKIE));
+    const s = sessions.create(projectId, digest);
+    cookie(ctx, SESSION_COOKIE, s.id, sessions.maxMs);
+    ctx.cookies.set(SIGN_IN_COOKIE, '', { path: '/ui', maxAge: 0, httpOnly: true, sameSite: 'strict', secure: ctx.secure });
+    ctx.status = 303;
+    ctx.redirect(next);
+  }
+
+  /** The cookie's session, if it is alive and its token still opens its project. */
+  async function currentSession(ctx: Context): Promise<Session | undefined> {
+    const id = ctx.cookies.get(SESSION_COOKIE);
+    const s = sessions.get(id);
+    if (!s) return undefined;
+    if ((await deps.projectForDigest(s.tokenDigest)) !== s.projectId) {
+      sessions.delete(s.id);
+      return undefined;
+    }
+    return s;
+  }
+
+  async function dispatch(ctx: Context): Promise<void> {
+    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+    const asset = STATIC[ctx.path];
+    if (asset && method === 'GET') {
+      ctx.type = asset.type;
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.body = asset.body;
+      return;
+    }
+    if (ctx.path === '/ui/sign-in') {
+      if (method === 'GET') return signInPage(ctx, safeNext(typeof ctx.query.next === 'string' ? ctx.query.next : undefined), 200, undefined, ctx.query.signed_out === '1' ? 'Signed out.' : undefined);
+      if (method === 'POST') return signIn(ctx);
+    }
+    const session = await currentSession(ctx);
+    if (ctx.path === '/ui/sign-out' && method === 'POST') {
+      const form = await readForm(ctx);
+      if (session && !sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
+      sessions.delete(session?.id);
+      ctx.cookies.set(SESSION_COOKIE, '', { path: '/ui', maxAge: 0, httpOnly: true, sameSite: 'strict', secure: ctx.secure });
+      ctx.status = 303;
+      ctx.redirect('/ui/sign-in?signed_out=1');
+      return;
+    }
+    if (!session) {
+      ctx.status = 303;
+      ctx.redirect(`/ui/sign-in?next=${encodeURIComponent(ctx.path + (ctx.querystring ? `?${ctx.querystring}` : ''))}`);
+      return;
+    }
+    const path = ctx.path === '/ui' ? '/ui/' : ctx.path;
+    let params: string[] | undefined;
+    const r = routes.find((x) => {
+      if (x.method !== method) return false;
+      const m = x.pattern.exec(path);
+      if (m) params = m.slice(1).map((p) => decodeURIComponent(p));
+      return m !== null;
+    });
+    if (!r) throw new HttpError(routes.some((x) => x.pattern.test(path)) ? 405 : 404, 'not_found', `no page at ${method} ${ctx.path}`);
+    let form: Form = new Map();
+    if (method === 'POST') {
+      form = await readForm(ctx);
+      if (!sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
+    }
+    const record = await deps.store.getProject(session.projectId);
+    const project = { id: session.projectId, name: record?.name ?? session.projectId };
+    const req: UiRequest = {
+      ctx,
+      session,
+      projectId: session.projectId,
+      project,
+      params: params ?? [],
+      form,
+      query: (name) => {
+        const v = ctx.query[name];
+        return (Array.isArray(v) ? v[0] : v) ?? '';
+      },
+    };
+    respond(ctx, session, project, await r.handler(req));
+  }
+
+  function respond(ctx: Context, session: Session, project: { id: string; name: string }, result: UiResult): void {
+    if (result.kind === 'done') return;
+    if (result.kind === 'redirect') {
+      ctx.status = 303;
+      ctx.redirect(result.to);
+      return;
+    }
+    html(ctx, result.status ?? 200, renderPage(result.view, { ...result.data, project, csrf: session.csrf }));
+  }
+
+  return {
+    sessions,
+    async handle(ctx) {
+      const started = performance.now();
+      const requestId = randomUUID();
+      ctx.set('X-Request-Id', requestId);
+      securityHeaders(ctx);
+      try {
+        await dispatch(ctx);
+      } catch (err) {
+        const e = toHttpError(err);
+        if (e.status >= 500) deps.logger.log('error', `request ${requestId} failed: ${err instanceof Error ? (err.stack ?? errorChain(err)) : String(err)}`);
+        if (e.options.closeConnection) {
+          ctx.set('Connection', 'close');
+          ctx.res.once('finish', () => ctx.req.socket.destroySoon());
+        }
+        const heading = e.status === 403 ? 'Forbidden' : e.status === 404 ? 'Not found' : e.status >= 500 ? 'Something went wrong' : 'Cannot do that';
+        html(ctx, e.status, renderPage('error', { title: heading, heading, message: e.status >= 500 ? `internal error (request ${requestId})` : e.message, back: '/ui' }));
+      } finally {
+        deps.logger.log('info', `${ctx.method} ${ctx.path} ${ctx.status} ${(performance.now() - started).toFixed(1)}ms ${requestId} ui`);
+      }
+    },
+  };
+}
