@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,dag,api,micro] [-- --keep]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,dag,api,ui,micro] [-- --keep]`
  *
  * Generates its inputs, runs every benchmark suite, prints one Markdown table
  * (ours | baseline measured in the same run | ratio | target) and writes
@@ -12,7 +12,7 @@
  *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
  *              largest project and of the PostgreSQL run, kept under
  *              bench/out/profiles/; prints where the time goes
- *   --only=…   a subset of suites: compile, run, dag, api, micro
+ *   --only=…   a subset of suites: compile, run, dag, api, ui, micro
  *   --keep     keep the temp directory (generated projects)
  *
  * BENCH_CLI=/path/to/bin/service.js times another build of the CLI (an A/B
@@ -33,8 +33,9 @@ import { compileThroughput } from './suites/compile-throughput.js';
 import { dagThroughput } from './suites/dag-throughput.js';
 import { micro } from './suites/micro.js';
 import { runOverhead } from './suites/run-overhead.js';
+import { uiRender } from './suites/ui.js';
 
-const SUITES = ['compile', 'run', 'dag', 'api', 'micro'] as const;
+const SUITES = ['compile', 'run', 'dag', 'api', 'ui', 'micro'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface Options {
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     if (opts.only.has('run')) rows.push(...(await runOverhead(ctx)));
     if (opts.only.has('dag')) rows.push(...(await dagThroughput(ctx)));
     if (opts.only.has('api')) rows.push(...(await apiThroughput(ctx)));
+    if (opts.only.has('ui')) rows.push(...(await uiRender(ctx)));
     if (opts.only.has('micro')) rows.push(...(await micro(ctx)));
   } finally {
     await cleanup();

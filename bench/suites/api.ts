@@ -122,7 +122,7 @@ export async function load(url: URL, method: 'GET' | 'POST', headers: Record<str
 }
 
 /** Stores `count` finished executions of one query job, 10,000 per transaction. */
-async function seedExecutions(stateFile: string, projectId: string, count: number): Promise<void> {
+export async function seedExecutions(stateFile: string, projectId: string, count: number): Promise<void> {
   const store = await openStateStore(stateFile);
   try {
     const job = await store.createJob({
@@ -144,7 +144,7 @@ async function seedExecutions(stateFile: string, projectId: string, count: numbe
   }
 }
 
-interface Server {
+export interface Server {
   readonly child: ChildProcess;
   readonly url: string;
   /** SIGTERM, then waits for the exit (a --cpu-prof profile is written on exit). */
@@ -156,7 +156,7 @@ interface Server {
  * stderr (the daemon's request log: one line per request) goes to a file, so
  * the load generator in this process spends nothing reading it.
  */
-async function startServer(script: string, args: readonly string[], env: Readonly<Record<string, string>>, logFile: string, nodeFlags: readonly string[] = []): Promise<Server> {
+export async function startServer(script: string, args: readonly string[], env: Readonly<Record<string, string>>, logFile: string, nodeFlags: readonly string[] = []): Promise<Server> {
   const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, [...nodeFlags, script, ...args], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', fd] });
   closeSync(fd);

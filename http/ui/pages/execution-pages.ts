@@ -38,7 +38,8 @@ export function executionPages(deps: ConsoleDeps): UiRoute[] {
   const { store } = deps;
 
   async function list(req: UiRequest) {
-    const jobs = await deps.projects.listJobs(req.projectId, {});
+    // The job filter needs names only: the store's records, without the views' last-run lookup.
+    const jobs = await store.listJobs(req.projectId);
     const status = req.query('status');
     const jobId = req.query('job');
     const filters = { status, job: jobId, from: req.query('from'), to: req.query('to') };

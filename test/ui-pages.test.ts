@@ -1,0 +1,149 @@
+// Issue 15: the web console over plain HTTP (no browser): session expiry on
+// an injected clock, the sign-in form's own CSRF check and `next` kept on
+// this site, keyset paging and filters of the executions list, security
+// headers, and the live output feed's offsets.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { OutputFeed, type OutputChunk } from '../actors/daemon/output-feed.js';
+import { SessionStore } from '../http/ui/sessions.js';
+import { startUiDaemon, type UiDaemon } from './helpers/ui-daemon.js';
+
+let d: UiDaemon;
+before(async () => {
+  d = await startUiDaemon();
+});
+after(async () => {
+  await d?.close();
+});
+
+interface Answer {
+  readonly status: number;
+  readonly location: string | null;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+async function get(path: string, cookie = ''): Promise<Answer> {
+  const res = await fetch(d.url + path, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+  return { status: res.status, location: res.headers.get('location'), headers: res.headers, text: await res.text() };
+}
+
+async function post(path: string, form: Record<string, string>, cookie = ''): Promise<Answer> {
+  const res = await fetch(d.url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) }, body: new URLSearchParams(form).toString() });
+  return { status: res.status, location: res.headers.get('location'), headers: res.headers, text: await res.text() };
+}
+
+const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+const cookiesOf = (h: Headers) => h.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
+
+async function session(token: string, next = '/ui'): Promise<{ cookie: string; csrf: string; location: string | null }> {
+  const form = await get('/ui/sign-in');
+  const signed = await post('/ui/sign-in', { _csrf: csrfOf(form.text), token, next }, cookiesOf(form.headers));
+  const cookie = signed.headers.getSetCookie().find((c) => c.startsWith('service_session='))!.split(';')[0]!;
+  const home = await get('/ui', cookie);
+  return { cookie, csrf: csrfOf(home.text), location: signed.location };
+}
+
+test('sessions end after the idle time and after the absolute lifetime (injected clock)', () => {
+  let now = 0;
+  const s = new SessionStore({ idleMs: 1000, maxMs: 5000, now: () => now });
+  const a = s.create('p1', 'digest');
+  now = 900;
+  assert.equal(s.get(a.id)?.projectId, 'p1', 'alive, idle time restarts');
+  now = 1800;
+  assert.ok(s.get(a.id), 'alive: 900 ms since the last request');
+  now = 2801;
+  assert.equal(s.get(a.id), undefined, 'idle too long');
+  const b = s.create('p1', 'digest');
+  for (now = 3000; now <= 7800; now += 800) assert.ok(s.get(b.id), `alive at ${now}`);
+  now = 8001;
+  assert.equal(s.get(b.id), undefined, 'past the absolute lifetime even though active');
+  assert.notEqual(a.csrf, b.csrf);
+});
+
+test('the sign-in form checks its own CSRF secret; next stays on this site; every answer carries the security headers', async () => {
+  const form = await get('/ui/sign-in');
+  assert.match(form.headers.get('content-security-policy') ?? '', /^default-src 'none'; script-src 'self'; style-src 'self'/);
+  assert.equal(form.headers.get('x-content-type-options'), 'nosniff');
+  assert.equal(form.headers.get('x-frame-options'), 'DENY');
+  assert.equal(form.headers.get('cache-control'), 'no-store');
+  const noCookie = await post('/ui/sign-in', { _csrf: csrfOf(form.text), token: d.acme.token });
+  assert.equal(noCookie.status, 403);
+  assert.match(noCookie.text, /the sign-in form expired or was not sent by this page/);
+  for (const [next, expected] of [['//evil.example/x', '/ui'], ['https://evil.example', '/ui'], ['/ui/jobs?x=1', '/ui/jobs?x=1'], ['/ui/sign-out', '/ui']]) {
+    const s = await session(d.acme.token, next!);
+    assert.equal(s.location, expected, next);
+  }
+  const js = await get('/ui/static/console.js');
+  assert.equal(js.status, 200);
+  assert.match(js.headers.get('content-type') ?? '', /^text\/javascript/);
+  assert.match(js.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+  // The API is unchanged: no cookie opens it.
+  const { cookie } = await session(d.acme.token);
+  const api = await fetch(`${d.url}/project/get`, { headers: { cookie } });
+  assert.equal(api.status, 401);
+});
+
+test('executions: 50 per page with Older/Newer links by keyset, filters by status and period, a bad filter named', async () => {
+  const { cookie } = await session(d.acme.token);
+  const job = await d.daemon.store.createJob({
+    project_id: d.acme.id, name: 'paged', type: 'query', file_name: 'q.sql', description: '', active: false, default: false,
+    streams: [], tags: [], schedules: [], timezone: 'UTC', policy: 'queue', config: { mode: null, threads: 1, vars: {}, timeout: 0, retries: 0 },
+  });
+  const t0 = Date.parse('2025-03-01T00:00:00Z');
+  // 120 executions; every 10th an error; pairs share a start time (ties broken by exec_id).
+  await d.daemon.store.insertExecutionsBulk(
+    Array.from({ length: 120 }, (_, i) => ({
+      project_id: d.acme.id, job_id: job.id, job_name: 'paged', job_type: 'query' as const, file_name: 'q.sql', trigger: 'api' as const,
+      status: i % 10 === 0 ? ('error' as const) : ('success' as const), start_time: new Date(t0 + Math.floor(i / 2) * 60_000).toISOString(), end_time: new Date(t0 + Math.floor(i / 2) * 60_000 + 500).toISOString(),
+    })),
+  );
+  const all = (await d.daemon.store.listExecutions({ projectId: d.acme.id, jobId: job.id, order: 'desc', limit: 100 })).map((e) => e.exec_id);
+  const rest = (await d.daemon.store.listExecutions({ projectId: d.acme.id, jobId: job.id, order: 'desc', limit: 100, after: { start_time: '2025-03-01T00:19:00.000Z', exec_id: '0' } })).map((e) => e.exec_id);
+  const expected = [...all, ...rest.filter((id) => !all.includes(id))];
+  assert.equal(expected.length, 120);
+  const ids = (html: string) => [...html.matchAll(/<tr data-exec="([^"]+)">/g)].map((m) => m[1]!);
+  // An attribute as the browser reads it (handlebars writes = as &#x3D; and & as &amp;).
+  const link = (html: string, rel: string) => new RegExp(`<a href="([^"]+)" rel="${rel}">`).exec(html)?.[1]?.replace(/&#x3D;/g, '=').replace(/&amp;/g, '&');
+
+  const p1 = await get(`/ui/executions?job=${job.id}`, cookie);
+  assert.deepEqual(ids(p1.text), expected.slice(0, 50));
+  assert.equal(link(p1.text, 'prev'), undefined);
+  const p2 = await get(link(p1.text, 'next')!, cookie);
+  assert.deepEqual(ids(p2.text), expected.slice(50, 100));
+  const p3 = await get(link(p2.text, 'next')!, cookie);
+  assert.deepEqual(ids(p3.text), expected.slice(100));
+  assert.equal(link(p3.text, 'next'), undefined, 'the oldest page has no Older');
+  const back = await get(link(p3.text, 'prev')!, cookie);
+  assert.deepEqual(ids(back.text), expected.slice(50, 100));
+  const top = await get(link(back.text, 'prev')!, cookie);
+  assert.equal(top.status, 303, 'Newer from page 2 is the newest page');
+
+  const errors = await get(`/ui/executions?job=${job.id}&status=error`, cookie);
+  assert.equal(ids(errors.text).length, 12);
+  const period = await get(`/ui/executions?job=${job.id}&from=2025-03-01T00:10&to=2025-03-01T00:20`, cookie);
+  assert.equal(ids(period.text).length, 20, 'start_time in [00:10, 00:20)');
+  const bad = await get('/ui/executions?from=yesterday', cookie);
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /From must be a date and time \(YYYY-MM-DDTHH:MM\[:SS\], UTC\), got &quot;yesterday&quot;/);
+  const cursor = await get('/ui/executions?after=nonsense', cookie);
+  assert.equal(cursor.status, 400);
+});
+
+test('the output feed numbers each task’s chunks by offset, per execution, and forgets an ended execution', () => {
+  const feed = new OutputFeed();
+  const seen: OutputChunk[] = [];
+  const stop = feed.subscribe('e1', (c) => seen.push(c));
+  feed.publish('e1', 'task_1', 'a\n');
+  feed.publish('e2', 'task_1', 'other\n');
+  feed.publish('e1', 'task_1', 'bb\n');
+  feed.publish('e1', 'task_2', 'c\n');
+  stop();
+  feed.publish('e1', 'task_1', 'after\n');
+  assert.deepEqual(seen.map((c) => [c.id, c.offset, c.text]), [['task_1', 0, 'a\n'], ['task_1', 2, 'bb\n'], ['task_2', 0, 'c\n']]);
+  feed.forget('e1');
+  const again: OutputChunk[] = [];
+  feed.subscribe('e1', (c) => again.push(c));
+  feed.publish('e1', 'task_1', 'x\n');
+  assert.equal(again[0]!.offset, 0);
+});
