@@ -4,6 +4,7 @@
  * `npm run docs:cli` rewrites it, and a test fails when it is stale.
  */
 import { BENCH_DAG_HELP } from './bench.js';
+import { GRAPH_HELP } from './build/graph-command.js';
 import { buildHelp, commandHelp } from './build/help.js';
 import { commandHelpFor, HELPED_COMMANDS } from './command-help.js';
 import { INIT_HELP } from './init.js';
@@ -18,6 +19,7 @@ export function cliReference(): string {
     section('init', INIT_HELP),
     section('build', buildHelp()),
     ...(['run', 'list', 'test', 'compile'] as const).map((c) => section(`build ${c}`, commandHelp(c))),
+    section('build graph', GRAPH_HELP),
     section('run', RUN_HELP),
     ...HELPED_COMMANDS.map((c) => section(c, commandHelpFor(c.split(' ')[0]!, [...c.split(' ').slice(1), '--help'])!)),
     section('bench dag', BENCH_DAG_HELP),
