@@ -16,7 +16,8 @@ header.top nav a[aria-current="page"] { color: #fff; border-bottom: 2px solid #6
 header.top .signout button { background: transparent; color: #e2e8f0; border: 1px solid #475569; }
 main { max-width: 1240px; margin: 0 auto; padding: 16px 20px 48px; }
 h1 { font-size: 22px; margin: 8px 0 16px; overflow-wrap: anywhere; }
-h2 { font-size: 17px; margin: 0 0 10px; }
+h2 { font-size: 17px; margin: 18px 0 10px; }
+.card h2, .problems h2 { margin-top: 0; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; margin: 0 0 16px; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0 0 8px; }
 dl.facts dt { color: var(--muted); }
@@ -54,7 +55,7 @@ pre.small { background: #f1f5f9; color: var(--fg); }
 pre.inline { display: inline-block; margin: 2px 0; }
 pre.log { max-height: 480px; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 pre.source { white-space: pre; }
-pre.numbered .line { display: block; }
+pre.numbered .line { display: block; min-height: 1.2em; }
 pre.numbered .ln { display: inline-block; width: 3.5em; color: #64748b; user-select: none; }
 pre.numbered .has-problem { background: #7f1d1d; }
 pre .problem-marker { display: block; color: #fca5a5; padding-left: 3.5em; white-space: pre; }
@@ -79,6 +80,8 @@ ul.tree .dirname { color: var(--muted); }
 .js .nojs-only { display: none; }
 @media (max-width: 640px) {
   header.top { padding: 8px 12px; }
+  header.top nav { order: 3; flex-basis: 100%; }
+  header.top .signout { margin-left: auto; }
   main { padding: 12px 12px 40px; }
   dl.facts { grid-template-columns: 1fr; }
   dl.facts dt { margin-top: 6px; }

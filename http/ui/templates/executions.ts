@@ -28,8 +28,8 @@ export const execution = `<h1>Execution <code>{{exec.exec_id}}</code></h1>
   <dt>Status</dt><dd><span class="status status-{{exec.status}}" data-exec-status>{{exec.status}}</span></dd>
   <dt>Job</dt><dd><a href="/ui/jobs/{{encode exec.job_id}}">{{exec.job_name}}</a> ({{exec.job_type}}, <a href="/ui/files/view?name={{encode exec.file_name}}"><code>{{exec.file_name}}</code></a>)</dd>
   <dt>Trigger</dt><dd>{{exec.trigger}}</dd>
-  <dt>Started</dt><dd>{{time exec.start_time}} UTC</dd>
-  <dt>Ended</dt><dd data-exec-end>{{time exec.end_time}}</dd>
+  <dt>Started (UTC)</dt><dd>{{time exec.start_time}}</dd>
+  <dt>Ended (UTC)</dt><dd data-exec-end>{{time exec.end_time}}</dd>
   <dt>Duration</dt><dd data-exec-duration>{{duration exec.duration}}</dd>
   <dt>Rows</dt><dd data-exec-rows>{{exec.rows}}</dd>
   <dt>Error</dt><dd class="error" data-exec-error>{{exec.error}}</dd>

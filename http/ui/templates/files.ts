@@ -27,8 +27,7 @@ export const fileView = `<h1><code>{{file.name}}</code></h1>
 {{#if binary}}
 <p class="muted">Not UTF-8 text: not shown.</p>
 {{else}}
-<pre class="source numbered">{{#each lines}}<span class="line"><span class="ln">{{n}}</span>{{text}}</span>
-{{/each}}</pre>
+<pre class="source numbered">{{#each lines}}<span class="line"><span class="ln">{{n}}</span>{{text}}</span>{{/each}}</pre>
 {{/if}}
 `;
 
@@ -39,9 +38,7 @@ export const fileEdit = `<h1>{{#if isNew}}New file{{else}}Edit <code>{{name}}</c
 <ul>
 {{#each problems}}<li data-problem-line="{{line}}"><a href="#L{{line}}">{{#if line}}line {{line}}{{#if column}}, column {{column}}{{/if}}{{else}}file{{/if}}</a>: {{message}}{{#if path}} <code class="muted">{{path}}</code>{{/if}}</li>{{/each}}
 </ul>
-<pre class="source numbered">{{#each lines}}<span class="line{{#if problems.length}} has-problem{{/if}}" id="L{{n}}"><span class="ln">{{n}}</span>{{text}}</span>
-{{#each problems}}<span class="problem-marker" data-line="{{../n}}">{{pad}}^ {{message}}</span>
-{{/each}}{{/each}}</pre>
+<pre class="source numbered">{{#each lines}}<span class="line{{#if problems.length}} has-problem{{/if}}" id="L{{n}}"><span class="ln">{{n}}</span>{{text}}</span>{{#each problems}}<span class="problem-marker" data-line="{{../n}}">{{pad}}^ {{message}}</span>{{/each}}{{/each}}</pre>
 </section>
 {{/if}}
 {{#if error}}<p class="error" role="alert">{{error}}</p>{{/if}}
