@@ -74,6 +74,17 @@ test('the sign-in form checks its own CSRF secret; next stays on this site; ever
     const s = await session(d.acme.token, next!);
     assert.equal(s.location, expected, next);
   }
+  // Behind a TLS-terminating proxy the cookies are Secure.
+  const tlsForm = await fetch(`${d.url}/ui/sign-in`, { headers: { 'x-forwarded-proto': 'https' } });
+  assert.match(tlsForm.headers.getSetCookie()[0] ?? '', /; secure; httponly$/);
+  const tls = await fetch(`${d.url}/ui/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'x-forwarded-proto': 'https', 'content-type': 'application/x-www-form-urlencoded', cookie: cookiesOf(tlsForm.headers) },
+    body: new URLSearchParams({ _csrf: csrfOf(await tlsForm.text()), token: d.acme.token }).toString(),
+  });
+  assert.equal(tls.status, 303);
+  assert.match(tls.headers.getSetCookie().find((c) => c.startsWith('service_session=')) ?? '', /; path=\/ui; expires=[^;]+; samesite=strict; secure; httponly$/);
   const js = await get('/ui/static/console.js');
   assert.equal(js.status, 200);
   assert.match(js.headers.get('content-type') ?? '', /^text\/javascript/);

@@ -47,6 +47,15 @@ function safeNext(raw: string | undefined): string {
   return raw;
 }
 
+/**
+ * Served over TLS: by this process, or by a proxy in front of it that says so
+ * (`X-Forwarded-Proto: https`). A client that claims it falsely only gets a
+ * Secure cookie its own plain-HTTP requests will not carry back.
+ */
+export function overTls(ctx: Context): boolean {
+  return ctx.secure || ctx.get('x-forwarded-proto').split(',')[0]!.trim().toLowerCase() === 'https';
+}
+
 function securityHeaders(ctx: Context): void {
   ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   ctx.set('X-Content-Type-Options', 'nosniff');
@@ -63,8 +72,12 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
   const sessions = new SessionStore(deps.sessions);
   const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps), ...filePages(deps), ...lineagePages(deps)];
 
-  const cookie = (ctx: Context, name: string, value: string, maxAgeMs: number) =>
-    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'strict', secure: ctx.secure, path: '/ui', maxAge: maxAgeMs, overwrite: true });
+  const cookie = (ctx: Context, name: string, value: string, maxAgeMs: number) => {
+    const secure = overTls(ctx);
+    // Behind a TLS-terminating proxy the socket is plain HTTP; the cookie is Secure all the same.
+    if (secure) ctx.cookies.secure = true;
+    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'strict', secure, path: '/ui', maxAge: maxAgeMs, overwrite: true });
+  };
 
   function html(ctx: Context, status: number, body: string): void {
     ctx.status = status;
@@ -90,7 +103,7 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
     sessions.delete(ctx.cookies.get(SESSION_COOKIE));
     const s = sessions.create(projectId, digest);
     cookie(ctx, SESSION_COOKIE, s.id, sessions.maxMs);
-    ctx.cookies.set(SIGN_IN_COOKIE, '', { path: '/ui', maxAge: 0, httpOnly: true, sameSite: 'strict', secure: ctx.secure });
+    cookie(ctx, SIGN_IN_COOKIE, '', 0);
     ctx.status = 303;
     ctx.redirect(next);
   }
@@ -125,7 +138,7 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
       const form = await readForm(ctx);
       if (session && !sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
       sessions.delete(session?.id);
-      ctx.cookies.set(SESSION_COOKIE, '', { path: '/ui', maxAge: 0, httpOnly: true, sameSite: 'strict', secure: ctx.secure });
+      cookie(ctx, SESSION_COOKIE, '', 0);
       ctx.status = 303;
       ctx.redirect('/ui/sign-in?signed_out=1');
       return;
