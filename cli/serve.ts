@@ -110,7 +110,19 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   const git = new GitSync({ dataDir: flags.dataDir, store, scope: (id) => projects.scope(id), logger });
   const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options) });
   const projectForDigest = (d: string) => store.projectIdForToken(d);
-  const ui = webConsole({ store, projects, executions, connections, gitPull: (id) => git.pull(id), projectRoot: (id) => projectPaths(flags.dataDir, id).files, output: lines.output, projectForDigest, logger });
+  const ui = webConsole({
+    store,
+    projects,
+    executions,
+    connections,
+    gitPull: (id) => git.pull(id),
+    projectRoot: (id) => projectPaths(flags.dataDir, id).files,
+    // A big project's compile and layout take longer than a page may hold the event loop.
+    lineage: (req) => validationPool().run({ type: 'lineage.view', ...req }),
+    output: lines.output,
+    projectForDigest,
+    logger,
+  });
   const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) }), projectForDigest, logger, ui: (ctx) => ui.handle(ctx) });
   const server = createServer(app.callback());
   installClientErrorHandler(server);

@@ -2,6 +2,7 @@
 // console — nodes and edges of a compiled project, dagre's layered layout,
 // SVG with every name escaped, DOT and Mermaid text, and the CLI verb.
 import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { layoutLineage } from '../engine/lineage/layout-lineage.js';
 import { withStatuses, type LineageGraph } from '../engine/lineage/lineage-graph.js';
@@ -86,4 +87,23 @@ test('service build graph: svg (default), dot and mermaid on stdout; a bad --for
   assert.match(missing.err, /^fatal: /);
   const help = await runMain(['build', 'graph', '--help']);
   assert.match(help.out, /--format <value>\s+svg \(default\), dot or mermaid/);
+});
+
+test('lineage.view on a worker thread: the same picture as in this thread, statuses applied, a node’s compiled SQL', async () => {
+  const { TaskPool } = await import('../actors/pool.js');
+  const { lineageView } = await import('../engine/lineage/lineage-view.js');
+  const req = { path: resolve('examples/shop'), statuses: [['fct_orders', 'error']] as [string, 'error'][], hrefPrefix: '/n?name=', node: 'FCT_ORDERS' };
+  const pool = new TaskPool({ maxThreads: 1, minThreads: 0 });
+  try {
+    const remote = await pool.run({ type: 'lineage.view', ...req });
+    assert.deepEqual(remote, lineageView(req));
+    assert.equal(remote.graph.nodes.find((n) => n.name === 'fct_orders')?.status, 'error');
+    assert.match(remote.svg, /<a href="\/n\?name=fct_orders"><g class="node" data-name="fct_orders" data-kind="model" data-status="error">/);
+    assert.equal(remote.detail?.kind, 'model');
+    assert.match(remote.detail?.sql ?? '', /stg_orders/);
+    assert.ok(!(remote.detail?.sql ?? '').includes('ref('));
+    await assert.rejects(pool.run({ type: 'lineage.view', ...req, path: resolve('no/such/dir') }), (err: Error) => /no\/such\/dir/.test(err.message));
+  } finally {
+    await pool.destroy();
+  }
 });

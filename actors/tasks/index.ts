@@ -20,6 +20,7 @@ const loaders = {
   'replication.stream': async () => (await near<typeof import('./replication-stream.js')>('./replication-stream.js')).replicationStream,
   'bench.task': async () => (await near<typeof import('./bench-task.js')>('./bench-task.js')).benchTask,
   'jobfile.validate': async () => (await near<typeof import('./validate-job-file.js')>('./validate-job-file.js')).validateJobFileTask,
+  'lineage.view': async () => (await near<typeof import('./lineage-view.js')>('./lineage-view.js')).lineageViewTask,
   ping: async () => (await near<typeof import('./ping.js')>('./ping.js')).ping,
   sleep: async () => (await near<typeof import('./sleep.js')>('./sleep.js')).sleep,
 } satisfies Record<string, () => Promise<TaskHandler<any, unknown>>>;

@@ -6,6 +6,7 @@
 import type { OutputFeed } from '../../actors/daemon/output-feed.js';
 import type { ConnectionRegistry } from '../../engine/connections/index.js';
 import type { GitPullResult } from '../../engine/git/git-sync.js';
+import type { LineageView, LineageViewRequest } from '../../engine/lineage/lineage-view.js';
 import type { Logger } from '../../engine/log.js';
 import type { ProjectService } from '../../engine/projects/index.js';
 import type { StateStore } from '../../engine/state/store.js';
@@ -21,6 +22,8 @@ export interface ConsoleDeps {
   readonly gitPull?: (projectId: string) => Promise<GitPullResult>;
   /** The project tree's root on disk (lineage compiles build projects in it). */
   readonly projectRoot: (projectId: string) => string;
+  /** Compiles, lays out and draws a build project's lineage (the daemon: on a worker thread); absent: in this thread. */
+  readonly lineage?: (req: LineageViewRequest) => Promise<LineageView>;
   readonly output: OutputFeed;
   /** Resolves a token's SHA-256 digest (hex) to its project id. */
   readonly projectForDigest: (digest: string) => Promise<string | undefined>;

@@ -2,18 +2,16 @@
  * Lineage: the build projects found in the tree (folders with a build
  * config), a project's DAG as an SVG laid out on the server (dagre) with
  * nodes coloured by their last run, and a node's page with its config,
- * tests and compiled SQL. The last run status of a node comes from the
- * newest `run` build step of the project's pipeline jobs that built it.
+ * tests and compiled SQL. The compile, layout and drawing run through
+ * `deps.lineage` (a worker thread in the daemon). The last run status of a
+ * node comes from the newest `run` build step of the project's pipeline jobs
+ * that built it.
  */
 import { realpathSync } from 'node:fs';
 import { posix, resolve } from 'node:path';
-import type { CompiledNode } from '../../../engine/compile/compile.js';
 import { EngineError, errorChain } from '../../../engine/errors.js';
-import { layoutLineage } from '../../../engine/lineage/layout-lineage.js';
-import { withStatuses, type LineageStatus } from '../../../engine/lineage/lineage-graph.js';
-import { projectLineage, type ProjectLineage } from '../../../engine/lineage/project-lineage.js';
-import { lineageSvg } from '../../../engine/lineage/render-lineage.js';
-import type { Logger } from '../../../engine/log.js';
+import type { LineageStatus } from '../../../engine/lineage/lineage-graph.js';
+import { lineageView, type LineageView } from '../../../engine/lineage/lineage-view.js';
 import type { StateStore } from '../../../engine/state/store.js';
 import { notFound } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';
@@ -23,8 +21,6 @@ import { trusted } from '../views.js';
 const CONFIG_FILES = new Set(['service_build.yml', 'service_build.yaml', 'sling_build.yml', 'sling_build.yaml', 'dbt_project.yml']);
 /** Recent executions per pipeline job searched for build results. */
 const RUNS_PER_JOB = 10;
-
-const quiet: Logger = { log: () => {}, enabled: () => false };
 
 const real = (p: string): string => {
   try {
@@ -59,6 +55,7 @@ export async function lastBuildStatuses(store: StateStore, projectId: string, jo
 
 export function lineagePages(deps: ConsoleDeps): UiRoute[] {
   const { projects, store } = deps;
+  const draw = deps.lineage ?? (async (req) => lineageView(req));
 
   async function buildProjects(projectId: string) {
     const files = await projects.listFiles(projectId, {});
@@ -70,22 +67,20 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
       });
   }
 
-  /** The build project `dir` (one found in the tree: nothing outside it is ever read), compiled. */
-  async function load(req: UiRequest): Promise<{ dir: string; label: string; lineage?: ProjectLineage; error?: string; abs: string }> {
+  /** The build project `dir` (one found in the tree: nothing outside it is ever read), drawn; a compile failure is data. */
+  async function load(req: UiRequest, node?: string): Promise<{ dir: string; label: string; view?: LineageView; error?: string; lastRun?: string }> {
     const dir = req.query('dir');
     const found = (await buildProjects(req.projectId)).find((p) => p.dir === dir);
     if (!found) throw notFound(`no build project at ${JSON.stringify(dir || '/')} in this project's tree`);
-    const abs = resolve(deps.projectRoot(req.projectId), dir);
-    try {
-      return { dir, label: found.label, abs, lineage: projectLineage({ path: abs }, quiet) };
-    } catch (err) {
-      return { dir, label: found.label, abs, error: errorChain(err) };
-    }
-  }
-
-  async function statusesFor(req: UiRequest, abs: string) {
+    const path = resolve(deps.projectRoot(req.projectId), dir);
     const pipelines = await projects.listJobs(req.projectId, { type: 'pipeline' });
-    return lastBuildStatuses(store, req.projectId, pipelines.map((j) => j.id), abs);
+    const { statuses, lastRun } = await lastBuildStatuses(store, req.projectId, pipelines.map((j) => j.id), path);
+    try {
+      const view = await draw({ path, statuses: [...statuses], hrefPrefix: `/ui/lineage/node?dir=${encodeURIComponent(dir)}&name=`, ...(node !== undefined ? { node } : {}) });
+      return { dir, label: found.label, view, ...(lastRun ? { lastRun } : {}) };
+    } catch (err) {
+      return { dir, label: found.label, error: errorChain(err) };
+    }
   }
 
   return [
@@ -98,21 +93,19 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
       method: 'GET',
       pattern: /^\/ui\/lineage\/graph$/,
       handler: async (req) => {
-        const { dir, label, abs, lineage, error } = await load(req);
-        if (!lineage) return page('lineageGraph', { title: `Lineage of ${label}`, nav: 'lineage', dir, label, error }, 422);
-        const { statuses, lastRun } = await statusesFor(req, abs);
-        const graph = withStatuses(lineage.graph, statuses);
-        const href = (name: string) => `/ui/lineage/node?dir=${encodeURIComponent(dir)}&name=${encodeURIComponent(name)}`;
-        const deps = new Map<string, string[]>();
-        for (const e of graph.edges) deps.set(e.to, [...(deps.get(e.to) ?? []), e.from]);
+        const { dir, label, view, error, lastRun } = await load(req);
+        if (!view) return page('lineageGraph', { title: `Lineage of ${label}`, nav: 'lineage', dir, label, error }, 422);
+        const upstream = new Map<string, string[]>();
+        for (const e of view.graph.edges) upstream.set(e.to, [...(upstream.get(e.to) ?? []), e.from]);
         return page('lineageGraph', {
           title: `Lineage of ${label}`,
           nav: 'lineage',
           dir,
           label,
           lastRun,
-          svg: trusted(lineageSvg(layoutLineage(graph), { href })),
-          nodes: graph.nodes.map((n) => ({ ...n, deps: deps.get(n.name) ?? [] })),
+          // Built by lineageSvg, which escapes every name it writes (engine/lineage/render-lineage.ts).
+          svg: trusted(view.svg),
+          nodes: view.graph.nodes.map((n) => ({ ...n, deps: upstream.get(n.name) ?? [] })),
         });
       },
     },
@@ -120,25 +113,23 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
       method: 'GET',
       pattern: /^\/ui\/lineage\/node$/,
       handler: async (req) => {
-        const { dir, label, abs, lineage, error } = await load(req);
-        if (!lineage) throw new EngineError('bad_request', error ?? 'could not compile the build project');
-        const name = req.query('name').toLowerCase();
-        const compiled: CompiledNode | undefined = lineage.prepared.compiled.nodes.find((n) => n.name.toLowerCase() === name);
-        const node = lineage.graph.nodes.find((n) => n.name.toLowerCase() === name);
-        if (!compiled || !node) throw notFound(`no model or seed ${JSON.stringify(req.query('name'))} in ${label}`);
-        const { statuses } = await statusesFor(req, abs);
-        const status = statuses.get(node.fullName.toLowerCase()) ?? statuses.get(node.name.toLowerCase());
+        const name = req.query('name');
+        const { dir, label, view, error } = await load(req, name);
+        if (!view) throw new EngineError('bad_request', error ?? 'could not compile the build project');
+        const node = view.graph.nodes.find((n) => n.name.toLowerCase() === name.toLowerCase());
+        const detail = view.detail;
+        if (!node || !detail) throw notFound(`no model or seed ${JSON.stringify(name)} in ${label}`);
         return page('lineageNode', {
           title: node.name,
           nav: 'lineage',
           dir,
           label,
-          node: { ...node, ...(status ? { status } : {}) },
+          node,
           fileName: dir === '' ? node.file : `${dir}/${node.file}`,
-          upstream: lineage.graph.edges.filter((e) => e.to === node.name).map((e) => e.from),
-          downstream: lineage.graph.edges.filter((e) => e.from === node.name).map((e) => e.to),
-          isModel: compiled.kind === 'model',
-          ...(compiled.kind === 'model' ? { config: compiled.config, tests: compiled.tests, sql: compiled.sql, pre: compiled.pre, post: compiled.post } : {}),
+          upstream: view.graph.edges.filter((e) => e.to === node.name).map((e) => e.from),
+          downstream: view.graph.edges.filter((e) => e.from === node.name).map((e) => e.to),
+          isModel: detail.kind === 'model',
+          ...(detail.kind === 'model' ? { config: detail.config, tests: detail.tests, sql: detail.sql, pre: detail.pre, post: detail.post } : {}),
         });
       },
     },
