@@ -158,3 +158,38 @@ test('the output feed numbers each task’s chunks by offset, per execution, and
   feed.publish('e1', 'task_1', 'x\n');
   assert.equal(again[0]!.offset, 0);
 });
+
+test('jobs: Run with NAME=value variables (a bad line named), Deactivate/Activate; overview: Pull now shows the pull', async () => {
+  const { cookie, csrf } = await session(d.acme.token);
+  const { createGitRemote } = await import('./helpers/git-remote.js');
+  const remote = await createGitRemote(d.base, 'ui-remote');
+  const sha = await remote.commit({ 'queries/from-git.sql': '-- connection: NOWHERE\nselect 1;\n' });
+  await d.daemon.store.updateProjectGit(d.acme.id, { url: remote.url, branch: 'main', enabled: false, poll_interval: 3600 });
+  const off = await post('/ui/git/pull', { _csrf: csrf }, cookie);
+  assert.match(off.text, /Pull failed: git integration is disabled/);
+  await d.daemon.store.updateProjectGit(d.acme.id, { enabled: true });
+  const pulled = await post('/ui/git/pull', { _csrf: csrf }, cookie);
+  assert.equal(pulled.status, 200);
+  // The daemon's poller may have pulled first: then this pull finds the tree up to date.
+  assert.match(pulled.text, new RegExp(`(Pulled <code>${sha}</code>: 1 created, 0 updated, 0 deleted|Already up to date at <code>${sha}</code>)`));
+  assert.match((await get('/ui', cookie)).text, new RegExp(`Last pull</dt><dd>[^<]+ · <code>${sha}</code>`));
+
+  const [job] = await d.daemon.store.listJobs(d.acme.id, { file_name: 'queries/from-git.sql' });
+  assert.ok(job, 'the pulled job file got its default job');
+  const bad = await post(`/ui/jobs/${job.id}/run`, { _csrf: csrf, vars: 'DAY=2025-01-01\nnot a pair' }, cookie);
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /variables line 2: expected NAME&#x3D;value, got &quot;not a pair&quot;/);
+  const ran = await post(`/ui/jobs/${job.id}/run`, { _csrf: csrf, vars: 'DAY=2025-01-01\r\n\r\n# a comment\r\nNOTE = a=b ' }, cookie);
+  assert.equal(ran.status, 303);
+  const execId = ran.location!.split('/').at(-1)!;
+  const exec = await d.daemon.store.getExecution(d.acme.id, execId);
+  assert.deepEqual(exec?.overrides?.vars, { DAY: '2025-01-01', NOTE: ' a=b ' });
+  assert.equal(exec?.trigger, 'manual');
+
+  assert.equal((await post(`/ui/jobs/${job.id}/active`, { _csrf: csrf, active: 'false' }, cookie)).status, 303);
+  assert.equal((await d.daemon.store.getJob(d.acme.id, job.id))?.active, false);
+  assert.match((await get(`/ui/jobs/${job.id}`, cookie)).text, /<button type="submit">Activate<\/button>/);
+  assert.equal((await post(`/ui/jobs/${job.id}/active`, { _csrf: csrf, active: 'true' }, cookie)).status, 303);
+  assert.equal((await d.daemon.store.getJob(d.acme.id, job.id))?.active, true);
+  assert.equal((await post(`/ui/jobs/${job.id}/active`, { _csrf: csrf, active: 'maybe' }, cookie)).status, 400);
+});
