@@ -146,6 +146,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
       stopping ??= (async () => {
         const closed = new Promise<void>((r) => server.close(() => r()));
         server.closeIdleConnections();
+        ui.close();
         await scheduler.stop();
         await poller.stop();
         await executions.shutdown(immediate ? 0 : flags.gracePeriodMs);

@@ -193,3 +193,32 @@ test('jobs: Run with NAME=value variables (a bad line named), Deactivate/Activat
   assert.equal((await d.daemon.store.getJob(d.acme.id, job.id))?.active, true);
   assert.equal((await post(`/ui/jobs/${job.id}/active`, { _csrf: csrf, active: 'maybe' }, cookie)).status, 400);
 });
+
+test('stopping the daemon ends the live streams of executions that will never end here', async () => {
+  const own = await startUiDaemon();
+  try {
+    const job = await own.daemon.store.createJob({
+      project_id: own.acme.id, name: 'orphan', type: 'query', file_name: 'q.sql', description: '', active: false, default: false,
+      streams: [], tags: [], schedules: [], timezone: 'UTC', policy: 'queue', config: { mode: null, threads: 1, vars: {}, timeout: 0, retries: 0 },
+    });
+    // Running in the store, but no work of this daemon behind it: its status never changes.
+    const exec = await own.daemon.store.createExecution({ project_id: own.acme.id, job_id: job.id, job_name: 'orphan', job_type: 'query', file_name: 'q.sql', trigger: 'api', status: 'running', start_time: new Date().toISOString() });
+    const form = await fetch(`${own.url}/ui/sign-in`);
+    const signed = await fetch(`${own.url}/ui/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookiesOf(form.headers) }, body: new URLSearchParams({ _csrf: csrfOf(await form.text()), token: own.acme.token }).toString() });
+    const cookie = signed.headers.getSetCookie().find((c) => c.startsWith('service_session='))!.split(';')[0]!;
+    const res = await fetch(`${own.url}/ui/executions/${exec.exec_id}/events`, { headers: { cookie } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    assert.match(first, /^event: exec\ndata: \{"exec_id":"[^"]+".*"status":"running"/);
+    const rest = (async () => {
+      while (!(await reader.read()).done);
+    })();
+    await own.close();
+    await rest; // the stream ended: the daemon did not wait for it forever
+  } catch (err) {
+    await own.close().catch(() => {});
+    throw err;
+  }
+});

@@ -19,6 +19,7 @@ import { executionPages } from './pages/execution-pages.js';
 import { filePages } from './pages/file-pages.js';
 import { jobPages } from './pages/job-pages.js';
 import { lineagePages } from './pages/lineage-pages.js';
+import type { LiveStreams } from './pages/live-events.js';
 import { overviewPages } from './pages/overview-pages.js';
 import { randomId, sameSecret, SessionStore, type Session } from './sessions.js';
 import type { ConsoleDeps } from './ui-deps.js';
@@ -66,11 +67,14 @@ function securityHeaders(ctx: Context): void {
 export interface WebConsole {
   handle(ctx: Context): Promise<void>;
   readonly sessions: SessionStore;
+  /** Ends every open live stream (the daemon is stopping). */
+  close(): void;
 }
 
 export function webConsole(deps: ConsoleDeps): WebConsole {
   const sessions = new SessionStore(deps.sessions);
-  const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps), ...filePages(deps), ...lineagePages(deps)];
+  const live: LiveStreams = new Set();
+  const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps, live), ...filePages(deps), ...lineagePages(deps)];
 
   const cookie = (ctx: Context, name: string, value: string, maxAgeMs: number) => {
     const secure = overTls(ctx);
@@ -191,6 +195,9 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
 
   return {
     sessions,
+    close: () => {
+      for (const end of [...live]) end();
+    },
     async handle(ctx) {
       const started = performance.now();
       const requestId = randomUUID();

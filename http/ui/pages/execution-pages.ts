@@ -11,7 +11,7 @@ import { notFound } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';
 import { page, redirect, type UiRequest, type UiRoute } from '../ui-route.js';
 import { executionRecords } from './execution-records.js';
-import { liveEvents } from './live-events.js';
+import { liveEvents, type LiveStreams } from './live-events.js';
 
 export const EXECUTIONS_PAGE_SIZE = 50;
 const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/;
@@ -34,7 +34,7 @@ function parseCursor(raw: string, field: string): { start_time: string; exec_id:
   return { start_time: m[1]!, exec_id: m[2]! };
 }
 
-export function executionPages(deps: ConsoleDeps): UiRoute[] {
+export function executionPages(deps: ConsoleDeps, live: LiveStreams): UiRoute[] {
   const { store } = deps;
 
   async function list(req: UiRequest) {
@@ -112,7 +112,7 @@ export function executionPages(deps: ConsoleDeps): UiRoute[] {
   return [
     { method: 'GET', pattern: /^\/ui\/executions$/, handler: list },
     { method: 'GET', pattern: /^\/ui\/executions\/([0-9A-Za-z]+)$/, handler: (req) => one(req, req.params[0]!) },
-    { method: 'GET', pattern: /^\/ui\/executions\/([0-9A-Za-z]+)\/events$/, handler: (req) => liveEvents(deps, req, req.params[0]!) },
+    { method: 'GET', pattern: /^\/ui\/executions\/([0-9A-Za-z]+)\/events$/, handler: (req) => liveEvents(deps, req, req.params[0]!, live) },
     {
       method: 'POST',
       pattern: /^\/ui\/executions\/([0-9A-Za-z]+)\/cancel$/,

@@ -21,7 +21,10 @@ import { executionRecords, type RecordView } from './execution-records.js';
 
 const HEARTBEAT_MS = 15_000;
 
-export async function liveEvents(deps: ConsoleDeps, req: UiRequest, execId: string): Promise<UiResult> {
+/** The open streams, so the daemon can end them when it stops (a stream of an execution that never ends would keep the server open). */
+export type LiveStreams = Set<() => void>;
+
+export async function liveEvents(deps: ConsoleDeps, req: UiRequest, execId: string, open: LiveStreams): Promise<UiResult> {
   const { store } = deps;
   const first = await store.getExecution(req.projectId, execId);
   if (!first) throw notFound(`execution ${execId} not found`);
@@ -46,12 +49,14 @@ export async function liveEvents(deps: ConsoleDeps, req: UiRequest, execId: stri
   const close = () => {
     if (closed) return;
     closed = true;
+    open.delete(close);
     unsubscribe();
     clearTimeout(timer);
     clearInterval(heartbeat);
     stream.end();
   };
   ctx.req.on('close', close);
+  open.add(close);
 
   const statusOf = (r: RecordView) => JSON.stringify([r.status, r.start_time, r.end_time, r.rows, r.error]);
   const seen = new Map<string, string>();
