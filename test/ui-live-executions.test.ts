@@ -47,9 +47,15 @@ test('a PostgreSQL query job run from the Jobs page: running → success, its lo
   await saveFile(d, d.acme, 'queries/slow.sql', '-- connection: WAREHOUSE\nselect pg_sleep(1.5);\nselect 42 as answer;\nselect pg_sleep(1.5);\n');
   const { page, context } = await signIn(b, d, d.acme);
   await runFromJobsPage(page, d, 'queries/slow.sql');
+  const execId = page.url().split('/').at(-1)!;
   // Without a reload: the status and the lines come over the event stream.
   let reloaded = false;
   page.on('load', () => (reloaded = true));
+  // The executions list, open meanwhile in another tab, follows the active row by itself.
+  const list = await context.newPage();
+  await list.goto(`${d.url}/ui/executions`);
+  let listReloaded = false;
+  list.on('load', () => (listReloaded = true));
   const stageOf = (wanted: string) =>
     page.waitForFunction(
       (w) => {
@@ -74,6 +80,8 @@ test('a PostgreSQL query job run from the Jobs page: running → success, its lo
   assert.equal(await page.locator('[data-cancel]').count(), 0, 'no Cancel once it ended');
   assert.equal(reloaded, false);
   await screenshots(page, 'execution');
+  await list.waitForFunction((id) => (globalThis as unknown as { document: PageDocument }).document.querySelector(`tr[data-exec="${id}"] .status`)?.textContent === 'success', execId, { timeout: 15_000 });
+  assert.equal(listReloaded, false);
   await context.close();
 });
 

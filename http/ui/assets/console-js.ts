@@ -8,6 +8,19 @@
 export const CONSOLE_JS = `'use strict';
 (function () {
   document.documentElement.classList.add('js');
+  // Lists with queued or running executions: fetch the same page again every few seconds and
+  // swap the list in (parsed by DOMParser, which runs no script), until nothing in it is active.
+  var region = document.querySelector('[data-refresh]');
+  if (region && window.DOMParser && window.fetch) {
+    var refresh = setInterval(function () {
+      if (!region.querySelector('.status-running, .status-queued')) { clearInterval(refresh); return; }
+      fetch(location.href, { credentials: 'same-origin' }).then(function (r) { return r.ok ? r.text() : null; }).then(function (html) {
+        if (!html) return;
+        var fresh = new DOMParser().parseFromString(html, 'text/html').querySelector('[data-refresh]');
+        if (fresh) { region.replaceWith(fresh); region = fresh; }
+      }).catch(function () {});
+    }, 3000);
+  }
   var live = document.querySelector('[data-live]');
   if (!live || !window.EventSource) return;
   var records = document.querySelector('[data-records]');

@@ -1,6 +1,6 @@
 export const jobs = `<h1>Jobs</h1>
 {{#if jobs.length}}
-<div class="scroll"><table class="list">
+<div class="scroll" data-refresh><table class="list">
 <thead><tr><th>Job</th><th>Type</th><th>File</th><th>Schedule</th><th>Next run</th><th>Last status</th><th>Active</th><th></th></tr></thead>
 <tbody>
 {{#each jobs}}
@@ -60,7 +60,7 @@ export const job = `<h1>Job {{job.name}}</h1>
 `;
 
 export const _executionTable = `{{#if executions.length}}
-<div class="scroll"><table class="list executions">
+<div class="scroll" data-refresh><table class="list executions">
 <thead><tr><th>Execution</th><th>Job</th><th>Status</th><th>Trigger</th><th>Started (UTC)</th><th>Duration</th><th>Rows</th></tr></thead>
 <tbody>
 {{#each executions}}
