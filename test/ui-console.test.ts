@@ -169,12 +169,14 @@ test('the editor shows a job file problem at its line and column; fixed, the fil
 
   // Rename: a confirmation page with the new name, then the file and its job follow.
   await page.click('text=Rename');
+  await screenshots(page, 'file-rename');
   await page.fill('#confirm-input', 'queries/refresh-daily.sql');
   await Promise.all([page.waitForURL(/renamed=/), page.click('main form button[type=submit]')]);
   assert.equal(await page.locator('main h1').textContent(), 'queries/refresh-daily.sql');
   // Delete: nothing happens before the confirmation.
   await page.click('text=Delete');
   assert.match((await page.locator('main h1').textContent()) ?? '', /^Delete queries\/refresh-daily\.sql\?$/);
+  await screenshots(page, 'file-delete');
   assert.equal((await api(d, d.acme, 'GET', '/project/file/get?name=queries/refresh-daily.sql')).name, 'queries/refresh-daily.sql');
   await Promise.all([page.waitForURL(/\/ui\/files\?deleted=/), page.click('main form button[type=submit]')]);
   assert.equal((await api(d, d.acme, 'POST', '/project/job/list', { file_name: 'queries/refresh-daily.sql' })).jobs.length, 0);
@@ -203,6 +205,7 @@ test('lineage of a 9-model project: 9 nodes and the right edges in the SVG; afte
   await saveFile(d, d.acme, 'pipelines/build9.yaml', 'steps:\n  - id: transform\n    build: shop9\n');
   const { page, context, dialogs } = await signIn(b, d, d.acme);
   await page.goto(`${d.url}/ui/lineage`);
+  await screenshots(page, 'lineage-projects');
   await Promise.all([page.waitForURL(/\/ui\/lineage\/graph\?dir=shop9$/), page.click('text=shop9')]);
   const nodes = page.locator('svg.lineage g.node');
   assert.equal(await nodes.count(), 9);
