@@ -31,7 +31,7 @@ export const SESSION_COOKIE = 'service_session';
 export const SIGN_IN_COOKIE = 'service_signin';
 
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const TOKEN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -166,6 +166,7 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
       form = await readForm(ctx);
       if (!sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
     }
+    ctx.state.projectId = session.projectId;
     const record = await deps.store.getProject(session.projectId);
     const project = { id: session.projectId, name: record?.name ?? session.projectId };
     const req: UiRequest = {
@@ -215,7 +216,8 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
         const heading = e.status === 403 ? 'Forbidden' : e.status === 404 ? 'Not found' : e.status >= 500 ? 'Something went wrong' : 'Cannot do that';
         html(ctx, e.status, renderPage('error', { title: heading, heading, message: e.status >= 500 ? `internal error (request ${requestId})` : e.message, back: '/ui' }));
       } finally {
-        deps.logger.log('info', `${ctx.method} ${ctx.path} ${ctx.status} ${(performance.now() - started).toFixed(1)}ms ${requestId} ui`);
+        // The API's request line, with the session's project (`-` when signed out).
+        deps.logger.log('info', `${ctx.method} ${ctx.path} ${ctx.status} ${(performance.now() - started).toFixed(1)}ms ${requestId} ${(ctx.state as { projectId?: string }).projectId ?? '-'}`);
       }
     },
   };

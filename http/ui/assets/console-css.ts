@@ -41,7 +41,7 @@ form.stack textarea, form.stack input[type=text], form.stack input:not([type]) {
 form.filters { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: flex-end; margin: 0 0 12px; }
 form.filters label { display: flex; flex-direction: column; font-size: 13px; color: var(--muted); }
 input, select, textarea { font: inherit; padding: 5px 7px; border: 1px solid #cbd5e1; border-radius: 6px; background: #fff; max-width: 100%; }
-textarea { width: 100%; }
+textarea { width: 100%; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
 .signin { max-width: 420px; margin: 40px auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 20px; }
 .signin form { display: flex; flex-direction: column; gap: 8px; }
 .status { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 600; text-decoration: none; background: var(--grey-bg); color: var(--grey); }
