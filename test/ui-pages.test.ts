@@ -222,3 +222,22 @@ test('stopping the daemon ends the live streams of executions that will never en
     throw err;
   }
 });
+
+test('browser tests: a missing Chromium fails them under CI=true and skips them locally, saying how to install it', async () => {
+  const { requireBrowser } = await import('./helpers/browser.js');
+  const saved = { CI: process.env.CI, path: process.env.SERVICE_TEST_CHROMIUM };
+  process.env.SERVICE_TEST_CHROMIUM = '/nonexistent/chromium';
+  try {
+    process.env.CI = 'true';
+    await assert.rejects(requireBrowser({ skip: () => assert.fail('must not skip in CI') }), /Chromium not found at \/nonexistent\/chromium and CI=true: browser tests must not be skipped in CI \(install it with apt-get install -y chromium\)/);
+    delete process.env.CI;
+    const skipped: string[] = [];
+    assert.equal(await requireBrowser({ skip: (m?: string) => void skipped.push(m ?? '') }), undefined);
+    assert.deepEqual(skipped, ["Chromium not found at /nonexistent/chromium; install it with apt-get install -y chromium to run the web console's browser tests"]);
+  } finally {
+    for (const [k, v] of [['CI', saved.CI], ['SERVICE_TEST_CHROMIUM', saved.path]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+});

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-export const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+export const chromiumPath = (): string => process.env.SERVICE_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Where the tests write their screenshots (not in the repository). */
 export const SCREENSHOT_DIR = process.env.SERVICE_UI_SCREENSHOTS ?? path.join(os.tmpdir(), 'service-ui-screenshots');
@@ -20,14 +20,15 @@ export const SCREENSHOT_DIR = process.env.SERVICE_UI_SCREENSHOTS ?? path.join(os
 export const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 
 /** The browser, or undefined after marking the test skipped (locally); throws under CI=true. */
-export async function requireBrowser(t: TestContext): Promise<Browser | undefined> {
-  if (!existsSync(CHROMIUM)) {
-    const why = `Chromium not found at ${CHROMIUM}`;
+export async function requireBrowser(t: Pick<TestContext, 'skip'>): Promise<Browser | undefined> {
+  const executablePath = chromiumPath();
+  if (!existsSync(executablePath)) {
+    const why = `Chromium not found at ${executablePath}`;
     if (process.env.CI === 'true') throw new Error(`${why} and CI=true: browser tests must not be skipped in CI (install it with apt-get install -y chromium)`);
     t.skip(`${why}; install it with apt-get install -y chromium to run the web console's browser tests`);
     return undefined;
   }
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  return chromium.launch({ executablePath, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 }
 
 /** Screenshots of the page as it is now at both sizes: `<name>-desktop.png`, `<name>-phone.png`. */
