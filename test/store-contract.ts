@@ -297,6 +297,12 @@ export async function runStoreContract(t: TestContext, h: StoreHarness): Promise
     assert.deepEqual(await idsOf({ period: [at(60), at(120)], order: 'asc' }), [ids[2], ids[3]]);
     assert.deepEqual(await idsOf({ period: ['2025-03-01T01:01:00+01:00', at(121)], order: 'asc' }), [ids[2], ids[3], ids[4], ids[5]]);
     assert.deepEqual(await idsOf({ period: [at(61), at(61)] }), []);
+    // Keyset paging: strictly past (start_time, exec_id) in the order asked, a tie on start_time included.
+    const e3 = { start_time: at(60), exec_id: ids[3]! };
+    assert.deepEqual(await idsOf({ after: e3 }), [ids[2], ids[1], ids[0]]);
+    assert.deepEqual(await idsOf({ after: { start_time: at(60), exec_id: ids[2]! }, order: 'asc' }), [ids[3], ids[4], ids[5]]);
+    assert.deepEqual(await idsOf({ after: e3, jobId: j2.id }), [ids[1]]);
+    assert.deepEqual(await idsOf({ after: e3, limit: 1 }), [ids[2]]);
     // Project isolation.
     assert.deepEqual(await idsOf({ execId: ids[0], projectId: b }), []);
     assert.equal((await idsOf({ projectId: b })).length, 1);
