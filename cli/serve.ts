@@ -135,7 +135,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   scheduler.start();
   poller.start();
   executions.dispatch();
-  logger.log('info', `service ${VERSION} listening on ${url} (data dir ${flags.dataDir})`);
+  logger.log('info', `service ${VERSION} listening on ${url} (data dir ${flags.dataDir}); web console at ${url}/ui`);
   let stopping: Promise<void> | undefined;
   return {
     server,
