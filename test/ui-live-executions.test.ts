@@ -44,7 +44,7 @@ test('a PostgreSQL query job run from the Jobs page: running → success, its lo
   const r = await ready(t);
   if (!r) return;
   const { b, d } = r;
-  await saveFile(d, d.acme, 'queries/slow.sql', '-- connection: WAREHOUSE\nselect pg_sleep(1.5);\nselect 42 as answer;\nselect pg_sleep(1.5);\n');
+  await saveFile(d, d.acme, 'queries/slow.sql', '-- connection: WAREHOUSE\nselect pg_sleep(1);\nselect 42 as answer;\nselect pg_sleep(3);\n');
   const { page, context } = await signIn(b, d, d.acme);
   await runFromJobsPage(page, d, 'queries/slow.sql');
   const execId = page.url().split('/').at(-1)!;
@@ -66,8 +66,8 @@ test('a PostgreSQL query job run from the Jobs page: running → success, its lo
       wanted,
       { timeout: 30_000 },
     );
-  await stageOf('statement 1/3: select pg_sleep(1.5)');
-  await stageOf('statement 3/3: select pg_sleep(1.5)');
+  await stageOf('statement 1/3: select pg_sleep(1)');
+  await stageOf('statement 3/3: select pg_sleep(3)');
   const whileRunning = (await page.locator('[data-log]').textContent()) ?? '';
   assert.match(whileRunning, /statement 2\/3: 1 row\(s\)/, 'earlier lines are there while the last statement runs');
   assert.ok(!whileRunning.includes('statement 3/3: 1 row(s)'));
