@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { layoutLineage } from '../engine/lineage/layout-lineage.js';
+import { FAST_LAYOUT_NODES, layoutLineage, withLayoutStatuses } from '../engine/lineage/layout-lineage.js';
 import { withStatuses, type LineageGraph } from '../engine/lineage/lineage-graph.js';
 import { projectLineage } from '../engine/lineage/project-lineage.js';
 import { escapeXml, lineageDot, lineageMermaid, lineageSvg, STATUS_FILL } from '../engine/lineage/render-lineage.js';
@@ -89,21 +89,32 @@ test('service build graph: svg (default), dot and mermaid on stdout; a bad --for
   assert.match(help.out, /--format <value>\s+svg \(default\), dot or mermaid/);
 });
 
-test('lineage.view on a worker thread: the same picture as in this thread, statuses applied, a node’s compiled SQL', async () => {
+test('lineage.view on a worker thread: the same graph and layout as in this thread, a node’s compiled SQL; a big graph is laid out too', async () => {
   const { TaskPool } = await import('../actors/pool.js');
   const { lineageView } = await import('../engine/lineage/lineage-view.js');
-  const req = { path: resolve('examples/shop'), statuses: [['fct_orders', 'error']] as [string, 'error'][], hrefPrefix: '/n?name=', node: 'FCT_ORDERS' };
+  const req = { path: resolve('examples/shop'), layout: true, node: 'FCT_ORDERS' };
   const pool = new TaskPool({ maxThreads: 1, minThreads: 0 });
   try {
     const remote = await pool.run({ type: 'lineage.view', ...req });
     assert.deepEqual(remote, lineageView(req));
-    assert.equal(remote.graph.nodes.find((n) => n.name === 'fct_orders')?.status, 'error');
-    assert.match(remote.svg, /<a href="\/n\?name=fct_orders"><g class="node" data-name="fct_orders" data-kind="model" data-status="error">/);
+    assert.equal(remote.layout?.nodes.length, 6);
     assert.equal(remote.detail?.kind, 'model');
     assert.match(remote.detail?.sql ?? '', /stg_orders/);
     assert.ok(!(remote.detail?.sql ?? '').includes('ref('));
-    await assert.rejects(pool.run({ type: 'lineage.view', ...req, path: resolve('no/such/dir') }), (err: Error) => /no\/such\/dir/.test(err.message));
+    const bare = await pool.run({ type: 'lineage.view', path: req.path, layout: false });
+    assert.equal(bare.layout, undefined);
+    assert.equal(bare.detail, undefined);
+    await assert.rejects(pool.run({ type: 'lineage.view', path: resolve('no/such/dir'), layout: true }), (err: Error) => /no\/such\/dir/.test(err.message));
   } finally {
     await pool.destroy();
   }
+  // Past FAST_LAYOUT_NODES the cheaper ranking is used; every edge still points right.
+  const nodes = Array.from({ length: FAST_LAYOUT_NODES + 50 }, (_, i) => ({ name: `m${i}`, kind: 'model' as const, fullName: `s.m${i}`, file: `m${i}.sql`, mode: 'view' }));
+  const edges = nodes.slice(1).map((n, i) => ({ from: `m${Math.floor(i / 3)}`, to: n.name }));
+  const big = layoutLineage({ nodes, edges });
+  const x = new Map(big.nodes.map((n) => [n.name, n.x]));
+  for (const e of edges) assert.ok(x.get(e.from)! < x.get(e.to)!, `${e.from} left of ${e.to}`);
+  const colored = withLayoutStatuses(big, new Map([['s.m7', 'error']]));
+  assert.equal(colored.nodes.find((n) => n.name === 'm7')?.status, 'error');
+  assert.equal(colored.nodes[0]!.x, big.nodes[0]!.x, 'statuses do not move nodes');
 });

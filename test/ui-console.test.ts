@@ -236,6 +236,11 @@ test('lineage of a 9-model project: 9 nodes and the right edges in the SVG; afte
   assert.ok(!sql.includes('ref('), 'the compiled SQL, refs resolved');
   assert.match((await page.locator('main').textContent()) ?? '', /Used by\s*m6/);
   await screenshots(page, 'lineage-node');
+  // The kept layout follows the files: a new model appears at once.
+  await saveFile(d, d.acme, 'shop9/m10.sql', "select n from {{ ref('m8') }}\n");
+  await page.goto(`${d.url}/ui/lineage/graph?dir=shop9`);
+  assert.equal(await nodes.count(), 10);
+  assert.equal(await page.locator('svg.lineage path.edge[data-from="m8"][data-to="m10"]').count(), 1);
   assert.deepEqual(dialogs, []);
   await context.close();
 });

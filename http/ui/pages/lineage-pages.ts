@@ -2,16 +2,20 @@
  * Lineage: the build projects found in the tree (folders with a build
  * config), a project's DAG as an SVG laid out on the server (dagre) with
  * nodes coloured by their last run, and a node's page with its config,
- * tests and compiled SQL. The compile, layout and drawing run through
- * `deps.lineage` (a worker thread in the daemon). The last run status of a
- * node comes from the newest `run` build step of the project's pipeline jobs
- * that built it.
+ * tests and compiled SQL. The compile and layout run through `deps.lineage`
+ * (a worker thread in the daemon) and are kept while the build project's
+ * files are unchanged (their names, sizes and times), so a second look at a
+ * big project costs a listing, not a layout. The last run status of a node
+ * comes from the newest `run` build step of the project's pipeline jobs that
+ * built it, laid over the kept layout.
  */
 import { realpathSync } from 'node:fs';
 import { posix, resolve } from 'node:path';
 import { EngineError, errorChain } from '../../../engine/errors.js';
-import type { LineageStatus } from '../../../engine/lineage/lineage-graph.js';
-import { lineageView, type LineageView } from '../../../engine/lineage/lineage-view.js';
+import { withLayoutStatuses } from '../../../engine/lineage/layout-lineage.js';
+import { withStatuses, type LineageStatus } from '../../../engine/lineage/lineage-graph.js';
+import { lineageView, type LineageView, type LineageViewRequest } from '../../../engine/lineage/lineage-view.js';
+import { lineageSvg } from '../../../engine/lineage/render-lineage.js';
 import type { StateStore } from '../../../engine/state/store.js';
 import { notFound } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';
@@ -21,6 +25,8 @@ import { trusted } from '../views.js';
 const CONFIG_FILES = new Set(['service_build.yml', 'service_build.yaml', 'sling_build.yml', 'sling_build.yaml', 'dbt_project.yml']);
 /** Recent executions per pipeline job searched for build results. */
 const RUNS_PER_JOB = 10;
+/** Build projects whose compiled graph and layout are kept (least recently used dropped first). */
+const KEPT_VIEWS = 16;
 
 const real = (p: string): string => {
   try {
@@ -55,7 +61,8 @@ export async function lastBuildStatuses(store: StateStore, projectId: string, jo
 
 export function lineagePages(deps: ConsoleDeps): UiRoute[] {
   const { projects, store } = deps;
-  const draw = deps.lineage ?? (async (req) => lineageView(req));
+  const compute = deps.lineage ?? (async (req: LineageViewRequest) => lineageView(req));
+  const kept = new Map<string, { readonly fingerprint: string; readonly view: LineageView }>();
 
   async function buildProjects(projectId: string) {
     const files = await projects.listFiles(projectId, {});
@@ -67,8 +74,25 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
       });
   }
 
-  /** The build project `dir` (one found in the tree: nothing outside it is ever read), drawn; a compile failure is data. */
-  async function load(req: UiRequest, node?: string): Promise<{ dir: string; label: string; view?: LineageView; error?: string; lastRun?: string }> {
+  /** The graph (and layout) of a build project, computed again only when one of its files changed. */
+  async function graphOf(projectId: string, dir: string, path: string): Promise<LineageView> {
+    const files = await projects.listFiles(projectId, dir === '' ? {} : { prefix: `${dir}/` });
+    const fingerprint = files.map((f) => `${f.name}\u0000${f.size}\u0000${f.updated}`).join('\n');
+    const key = `${projectId}\u0000${dir}`;
+    const hit = kept.get(key);
+    if (hit && hit.fingerprint === fingerprint) {
+      kept.delete(key);
+      kept.set(key, hit);
+      return hit.view;
+    }
+    const view = await compute({ path, layout: true });
+    kept.set(key, { fingerprint, view });
+    while (kept.size > KEPT_VIEWS) kept.delete(kept.keys().next().value!);
+    return view;
+  }
+
+  /** The build project `dir` (one found in the tree: nothing outside it is ever read); a compile failure is data. */
+  async function load(req: UiRequest, node?: string): Promise<{ dir: string; label: string; view?: LineageView; error?: string; statuses: Map<string, LineageStatus>; lastRun?: string }> {
     const dir = req.query('dir');
     const found = (await buildProjects(req.projectId)).find((p) => p.dir === dir);
     if (!found) throw notFound(`no build project at ${JSON.stringify(dir || '/')} in this project's tree`);
@@ -76,10 +100,10 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
     const pipelines = await projects.listJobs(req.projectId, { type: 'pipeline' });
     const { statuses, lastRun } = await lastBuildStatuses(store, req.projectId, pipelines.map((j) => j.id), path);
     try {
-      const view = await draw({ path, statuses: [...statuses], hrefPrefix: `/ui/lineage/node?dir=${encodeURIComponent(dir)}&name=`, ...(node !== undefined ? { node } : {}) });
-      return { dir, label: found.label, view, ...(lastRun ? { lastRun } : {}) };
+      const view = node === undefined ? await graphOf(req.projectId, dir, path) : await compute({ path, layout: false, node });
+      return { dir, label: found.label, view, statuses, ...(lastRun ? { lastRun } : {}) };
     } catch (err) {
-      return { dir, label: found.label, error: errorChain(err) };
+      return { dir, label: found.label, error: errorChain(err), statuses };
     }
   }
 
@@ -93,10 +117,12 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
       method: 'GET',
       pattern: /^\/ui\/lineage\/graph$/,
       handler: async (req) => {
-        const { dir, label, view, error, lastRun } = await load(req);
-        if (!view) return page('lineageGraph', { title: `Lineage of ${label}`, nav: 'lineage', dir, label, error }, 422);
+        const { dir, label, view, error, statuses, lastRun } = await load(req);
+        if (!view?.layout) return page('lineageGraph', { title: `Lineage of ${label}`, nav: 'lineage', dir, label, error }, 422);
+        const graph = withStatuses(view.graph, statuses);
         const upstream = new Map<string, string[]>();
-        for (const e of view.graph.edges) upstream.set(e.to, [...(upstream.get(e.to) ?? []), e.from]);
+        for (const e of graph.edges) upstream.set(e.to, [...(upstream.get(e.to) ?? []), e.from]);
+        const href = (name: string) => `/ui/lineage/node?dir=${encodeURIComponent(dir)}&name=${encodeURIComponent(name)}`;
         return page('lineageGraph', {
           title: `Lineage of ${label}`,
           nav: 'lineage',
@@ -104,8 +130,8 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
           label,
           lastRun,
           // Built by lineageSvg, which escapes every name it writes (engine/lineage/render-lineage.ts).
-          svg: trusted(view.svg),
-          nodes: view.graph.nodes.map((n) => ({ ...n, deps: upstream.get(n.name) ?? [] })),
+          svg: trusted(lineageSvg(withLayoutStatuses(view.layout, statuses), { href })),
+          nodes: graph.nodes.map((n) => ({ ...n, deps: upstream.get(n.name) ?? [] })),
         });
       },
     },
@@ -114,9 +140,9 @@ export function lineagePages(deps: ConsoleDeps): UiRoute[] {
       pattern: /^\/ui\/lineage\/node$/,
       handler: async (req) => {
         const name = req.query('name');
-        const { dir, label, view, error } = await load(req, name);
+        const { dir, label, view, error, statuses } = await load(req, name);
         if (!view) throw new EngineError('bad_request', error ?? 'could not compile the build project');
-        const node = view.graph.nodes.find((n) => n.name.toLowerCase() === name.toLowerCase());
+        const node = withStatuses(view.graph, statuses).nodes.find((n) => n.name.toLowerCase() === name.toLowerCase());
         const detail = view.detail;
         if (!node || !detail) throw notFound(`no model or seed ${JSON.stringify(name)} in ${label}`);
         return page('lineageNode', {
