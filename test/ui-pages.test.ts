@@ -241,3 +241,11 @@ test('browser tests: a missing Chromium fails them under CI=true and skips them 
     }
   }
 });
+
+test('the file tree nests the sorted listing under its folders, open down to the second level', async () => {
+  const { fileTree } = await import('../http/ui/pages/file-pages.js');
+  const f = (name: string, is_dir = false) => ({ name, is_dir, size: is_dir ? 0 : 10, updated: '2025-01-01T00:00:00.000Z' });
+  const tree = fileTree([f('a', true), f('a-b.sql'), f('a/b', true), f('a/b/c', true), f('a/b/c/d.sql'), f('a/x.sql'), f('z.sql')]);
+  const show = (entries: typeof tree): unknown => entries.map((e) => (e.is_dir ? { [`${e.base}/${e.open ? '' : ' (closed)'}`]: show(e.children) } : e.base));
+  assert.deepEqual(show(tree), [{ 'a/': [{ 'b/': [{ 'c/ (closed)': ['d.sql'] }] }, 'x.sql'] }, 'a-b.sql', 'z.sql']);
+});

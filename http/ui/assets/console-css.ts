@@ -63,10 +63,10 @@ pre .problem-marker { display: block; color: #fca5a5; padding-left: 3.5em; white
 .problems h2 { color: var(--err); }
 details.record { border-top: 1px solid var(--line); padding: 6px 0; }
 details.record summary { cursor: pointer; overflow-wrap: anywhere; }
-ul.tree { list-style: none; padding: 0; margin: 0; font-family: ui-monospace, monospace; font-size: 14px; }
+ul.tree { list-style: none; padding: 0 0 0 18px; margin: 0; font-family: ui-monospace, monospace; font-size: 14px; }
+main > ul.tree { padding-left: 0; }
 ul.tree li { padding: 2px 0; overflow-wrap: anywhere; }
-${Array.from({ length: 13 }, (_, d) => `ul.tree li.depth-${d} { padding-left: ${d * 18}px; }`).join('\n')}
-ul.tree .dirname { color: var(--muted); }
+ul.tree .dirname { color: var(--muted); cursor: pointer; }
 .pager { display: flex; gap: 16px; margin: 12px 0; }
 .graph { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 6px; }
 .graph svg { display: block; }

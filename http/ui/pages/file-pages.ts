@@ -5,6 +5,7 @@
  * rename and delete behind a confirmation page.
  */
 import { EngineError, errorChain } from '../../../engine/errors.js';
+import type { ProjectFile } from '../../../engine/files/file-entry.js';
 import type { Problem } from '../../../engine/jobs/index.js';
 import { toHttpError } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';
@@ -21,6 +22,28 @@ export function numberedLines(body: string, problems: readonly Problem[] = []) {
     text,
     problems: problems.filter((p) => p.line === i + 1).map((p) => ({ message: p.message, pad: ' '.repeat(Math.max(0, (p.column ?? 1) - 1)) })),
   }));
+}
+
+export interface TreeEntry {
+  readonly name: string;
+  readonly base: string;
+  readonly is_dir: boolean;
+  readonly size: number;
+  readonly open: boolean;
+  readonly children: TreeEntry[];
+}
+
+/** The sorted listing (directories included) as nested entries; a file whose folder is not listed hangs at the top. */
+export function fileTree(files: readonly ProjectFile[]): TreeEntry[] {
+  const top: TreeEntry[] = [];
+  const dirs = new Map<string, TreeEntry>();
+  for (const f of files) {
+    const cut = f.name.lastIndexOf('/');
+    const entry: TreeEntry = { name: f.name, base: f.name.slice(cut + 1), is_dir: f.is_dir, size: f.size, open: f.name.split('/').length <= 2, children: [] };
+    (dirs.get(f.name.slice(0, Math.max(0, cut)))?.children ?? top).push(entry);
+    if (f.is_dir) dirs.set(f.name, entry);
+  }
+  return top;
 }
 
 function requireName(req: UiRequest): string {
@@ -54,8 +77,7 @@ export function filePages(deps: ConsoleDeps): UiRoute[] {
       method: 'GET',
       pattern: /^\/ui\/files$/,
       handler: async (req) => {
-        const list = await projects.listFiles(req.projectId, {});
-        const entries = list.map((f) => ({ ...f, depth: Math.min(f.name.split('/').length - 1, 12), base: f.name.split('/').at(-1) }));
+        const entries = fileTree(await projects.listFiles(req.projectId, {}));
         const deleted = req.query('deleted');
         return page('files', { title: 'Files', nav: 'files', entries, ...(deleted !== '' ? { notice: `Deleted ${deleted}.` } : {}) });
       },

@@ -2,11 +2,7 @@ export const files = `<h1>Files</h1>
 <p><a href="/ui/files/edit" class="button">New file</a></p>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
 {{#if entries.length}}
-<ul class="tree">
-{{#each entries}}
-<li class="depth-{{depth}}{{#if is_dir}} dir{{/if}}">{{#if is_dir}}<span class="dirname">{{base}}/</span>{{else}}<a href="/ui/files/view?name={{encode name}}">{{base}}</a> <span class="muted small">{{size}} B</span>{{/if}}</li>
-{{/each}}
-</ul>
+{{> fileTree entries=entries}}
 {{else}}
 <p class="muted">The project has no files yet.</p>
 {{/if}}
@@ -56,3 +52,8 @@ export const fileEdit = `<h1>{{#if isNew}}New file{{else}}Edit <code>{{name}}</c
   <div><button type="submit" class="primary">Save</button> {{#unless isNew}}<a href="/ui/files/view?name={{encode name}}">Cancel</a>{{/unless}}</div>
 </form>
 `;
+
+/** One level of the tree; directories fold (open down to the second level). */
+export const _fileTree = `<ul class="tree">{{#each entries}}
+<li>{{#if is_dir}}<details{{#if open}} open{{/if}}><summary class="dirname">{{base}}/</summary>{{> fileTree entries=children}}</details>{{else}}<a href="/ui/files/view?name={{encode name}}">{{base}}</a> <span class="muted small">{{size}} B</span>{{/if}}</li>{{/each}}
+</ul>`;

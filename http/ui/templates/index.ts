@@ -1,9 +1,9 @@
 /** Every console template by name; names starting with `_` are partials. */
 import { executions, execution } from './executions.js';
-import { fileEdit, files, fileView } from './files.js';
+import { _fileTree, fileEdit, files, fileView } from './files.js';
 import { _executionTable, job, jobs } from './jobs.js';
 import { confirm, error, layout, signIn } from './layout.js';
 import { lineageGraph, lineageIndex, lineageNode } from './lineage.js';
 import { overview } from './overview.js';
 
-export const TEMPLATES = { layout, signIn, error, confirm, overview, jobs, job, _executionTable, executions, execution, files, fileView, fileEdit, lineageIndex, lineageGraph, lineageNode } as const;
+export const TEMPLATES = { layout, signIn, error, confirm, overview, jobs, job, _executionTable, executions, execution, files, _fileTree, fileView, fileEdit, lineageIndex, lineageGraph, lineageNode } as const;
