@@ -30,8 +30,8 @@ test('service init writes a project whose models build with passing tests; it ne
   assert.equal(again.err, `fatal: ${join(dir, 'models', 'service_build.yml')} already exists; service init writes a new project and never overwrites files\n`);
   const help = await cli('init', '--help');
   assert.equal(help.code, 0);
-  assert.match(help.out, /^Usage: service init \[dir\]/);
-  assert.match(help.out, /Example:/);
+  assert.match(help.out, /^Usage: service init \[DIR\]/);
+  assert.match(help.out, /\nExamples:\n  npx service init /);
   const bad = await cli('init', '--force');
   assert.equal(bad.code, 2);
   assert.match(bad.err, /^error: unknown flag: --force/);
