@@ -30,12 +30,12 @@ const QA = {
 const WARN_MSG = `model 'customers' test "not_null(email)" failed: 1 violating row(s) (severity: warn)`;
 const REL_MSG = `model 'orders' test "relationships(customer_id -> customers.id)" failed: 1 violating row(s)`;
 
-/** Progress lines without dots and durations: `INF [1/4] public.a (full-refresh) OK`. */
+/** Progress lines without dots, durations and row counts: `INF [1/4] public.a (full-refresh) OK`. */
 const progress = (err: string) =>
   logLines(err)
     .map((l) => l.replace(/^\S+ \S+ (?=[A-Z]{3} \[)/, ''))
     .filter((l) => /^[A-Z]{3} \[\d+\/\d+\]/.test(l))
-    .map((l) => l.replace(/ \.{3,} /, ' ').replace(/ \((\d+ms|\d+\.\ds)\)$/, ''));
+    .map((l) => l.replace(/ \.{3,} /, ' ').replace(/ \((\d+ms|\d+\.\ds)\)( \[\d+ rows?\])?$/, ''));
 
 for (const wh of [duckWarehouse(), pgWh]) {
   describe(`failures on ${wh.kind}`, () => {
