@@ -20,7 +20,7 @@ import { flagValue, type ParsedArgs } from './parse-command-line.js';
 
 const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/** `projects/<id>/files/` and an empty `projects/<id>/env.yaml` (api.md §8 layout). */
+/** `projects/<id>/files/` and an empty `projects/<id>/env.yaml` (the data directory's layout). */
 export function ensureProjectDirs(dataDir: string, projectId: string): void {
   const paths = projectPaths(dataDir, projectId);
   mkdirSync(paths.files, { recursive: true });

@@ -1,6 +1,6 @@
 /**
- * Failures through `service build run|test` on real databases (build.md
- * §10.2, §13.3, §15.3, A10–A13): the skip cascade with its exact payload and
+ * Failures through `service build run|test` on real databases (data
+ * test outcomes, skips and fail-fast, the summary, A10–A13): the skip cascade with its exact payload and
  * text output, fail-fast, data-test severities and relationships, and the
  * `test` command's statuses.
  */

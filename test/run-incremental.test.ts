@@ -1,6 +1,6 @@
 /**
  * Incremental models through `service build run` on real databases
- * (build.md §8, §9, A8, A16, A17): the service-style watermark flow, the
+ * (incremental models, ranges, A8, A16, A17): the service-style watermark flow, the
  * three merge strategies, dbt style with `{{ this }}`, `--range` chunks and
  * the chunk-failure resume hint.
  */

@@ -2,8 +2,7 @@
  * `run` and `test` on one prepared project: the host-neutral execution of
  * actors/build-execute.ts plus what only the CLI does — progress lines from
  * the actor's events and SIGINT / SIGTERM handling (cancel in the database,
- * exit 130 / 143) — returning the result records in DAG order (build.md
- * §13, §15).
+ * exit 130 / 143) — returning the result records in DAG order.
  */
 import type { TestResult } from '../../engine/build/node-task.js';
 import type { BuildActor, ModelHooks } from '../../actors/build-run.js';

@@ -1,7 +1,7 @@
 /**
  * Monitor files: the validated model, the rule that picks the
  * settings for one table (entries apply in order, a later matching entry
- * replaces earlier ones, over `defaults`), and validation with the §6.5.4
+ * replaces earlier ones, over `defaults`), and validation with the monitor
  * messages. `schemata.exclude` (Sling's key of the same name) lists glob
  * patterns over `schema.table` for tables that come and go (`*.*_tmp`):
  * wildcards never resolve them and they raise no schema-change events.

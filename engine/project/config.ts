@@ -73,7 +73,7 @@ export interface BuildConfig {
   readonly dbtProject: { readonly modelsPath: string; readonly seedsPath: string } | null;
   readonly vars: Readonly<Record<string, unknown>>;
   readonly defaults: Defaults;
-  /** The keys written under `defaults:` (a merged sub-project overrides only these, §17). */
+  /** The keys written under `defaults:` (a merged sub-project overrides only these, merged `-R` mode). */
   readonly defaultsSet: ReadonlySet<string>;
   /** Top-level keys written in the file. */
   readonly keys: ReadonlySet<string>;
@@ -263,7 +263,7 @@ function unsetError(fileRel: string, field: string, name: string, hint: string):
   );
 }
 
-/** Resolution plus the §3.2 "unresolved token in a used field" checks, in the spec's order. */
+/** Resolution plus the "unresolved ${VAR} in a used field" checks, in the spec's order. */
 export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Settings {
   if (flags.prod && flags.schema !== undefined) throw new EngineError('usage', 'cannot combine --prod and --schema');
   let naming: 'prod' | 'dev' = config.dev !== undefined ? 'dev' : 'prod';
@@ -310,7 +310,7 @@ export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Sett
   };
 }
 
-/** The §3.2 checks that apply in every invocation: defaults.schema/database, then vars.<key> (sorted) unless --vars supplies the key. */
+/** The unresolved-${VAR} checks that apply in every invocation: defaults.schema/database, then vars.<key> (sorted) unless --vars supplies the key. */
 export function checkUnresolvedDefaultsAndVars(config: BuildConfig, flags: Pick<SettingsFlags, 'vars'>): void {
   for (const field of ['schema', 'database'] as const) {
     const n = unresolvedIn(config.defaults[field], config.unresolved);
