@@ -1,6 +1,6 @@
 /**
  * Target selection: a registry keyed by connection type. Adding a target
- * means adding a folder and one entry here (DESIGN.md), never a type switch
+ * means adding a folder and one entry here, never a type switch
  * elsewhere. Also the public surface of the target layer.
  */
 import type { Connection, DuckDbConnection, PostgresConnection } from '../connections/connection.js';

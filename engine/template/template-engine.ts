@@ -1,5 +1,5 @@
 /**
- * The seam between the model compiler and the Jinja implementation (DESIGN.md:
+ * The seam between the model compiler and the Jinja implementation (
  * nunjucks behind a `TemplateEngine` interface). The compiler renders every
  * model of a run through one engine; everything model-specific (`ref`, `this`,
  * `is_incremental`, vars, …) arrives in the per-render context.
