@@ -41,6 +41,6 @@ test('the package holds dist/, bin/, docs, README and LICENSE — no tests, benc
   // --ignore-scripts: prepack would rebuild dist/ under the other tests' feet.
   const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: join(import.meta.dirname, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
   const files: string[] = packed[0].files.map((f: { path: string }) => f.path);
-  for (const must of ['bin/service.js', 'dist/cli/main.js', 'dist/actors/worker-entry.js', 'LICENSE', 'README.md', 'package.json']) assert.ok(files.includes(must), `${must} is packed`);
+  for (const must of ['bin/service.js', 'dist/cli/main.js', 'dist/actors/worker-entry.js', 'schemas/replication.schema.json', 'docs/cli.md', 'LICENSE', 'README.md', 'package.json']) assert.ok(files.includes(must), `${must} is packed`);
   assert.deepEqual(files.filter((f) => /^(test|bench|\.ci|examples)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts')), []);
 });
