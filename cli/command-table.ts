@@ -71,6 +71,7 @@ const STORE: readonly OptionDef[] = [
 ];
 const OUTPUT: OptionDef = { long: 'output', short: 'o', value: 'table|json', default: 'table', help: 'output format' };
 const CLIENT_ENV = 'Uses SERVICE_PROJECT_TOKEN and SERVICE_PLATFORM_HOST (default http://127.0.0.1:8080).';
+const CONNS_ENV = 'With --remote, or when SERVICE_PLATFORM_HOST is set, the daemon answers for the project of SERVICE_PROJECT_TOKEN.';
 const GIT: readonly OptionDef[] = [
   { long: 'git-url', value: 'URL', help: 'follow a git remote' },
   { long: 'git-branch', value: 'B', help: 'its branch (default main)' },
@@ -172,6 +173,7 @@ export const COMMANDS: readonly CommandDef[] = [
   {
     name: 'conns list',
     summary: "List this machine's connections (./env.yaml, ~/.service/env.yaml, URL variables), or the daemon's with --remote.",
+    details: CONNS_ENV,
     options: [{ long: 'remote', help: "ask the daemon for the token's project" }, OUTPUT, HELP],
     examples: ['npx service conns list', 'npx service conns list --remote -o json'],
   },
@@ -179,6 +181,7 @@ export const COMMANDS: readonly CommandDef[] = [
     name: 'conns test',
     args: '<NAME>',
     summary: 'Connect with a 10 s timeout and run select 1 (or list a file connection’s folder).',
+    details: CONNS_ENV,
     options: [{ long: 'remote', help: 'ask the daemon to test it' }, HELP],
     examples: ['npx service conns test WAREHOUSE'],
   },
