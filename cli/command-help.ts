@@ -47,7 +47,7 @@ function programHelp(): string {
       const group = c.name.slice(0, space);
       if (seen.has(group)) continue;
       seen.add(group);
-      rows.push([`${group} <command>`, `${groupByName.get(group)!.summary} (${commandsOf(group).map((x) => x.name.slice(space + 1)).join(', ')})`]);
+      rows.push([`${group} <command>`, `${groupByName.get(group)!.summary.replace(/\.$/, '')} (${commandsOf(group).map((x) => x.name.slice(space + 1)).join(', ')})`]);
     }
   }
   return [
