@@ -1,7 +1,7 @@
 /**
  * The DuckDB actor: the one owner of a DuckDB database file in this process.
  * DuckDB allows one writer per file, and opening the same file twice in one
- * process silently loses data (DESIGN.md), so every piece of work for a file
+ * process silently loses data, so every piece of work for a file
  * — models, seeds, state probes, sub-projects — goes through the actor that
  * `duckdbActor(path)` returns for it: one `DuckDBInstance`, one connection,
  * jobs run strictly one at a time in submission (FIFO) order. The instance

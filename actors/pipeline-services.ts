@@ -1,6 +1,6 @@
 /**
- * The database and build work of pipeline steps (api.md §6.4.2, §6.4.4,
- * build.md §16), as engine/pipeline's `PipelineServices`:
+ * The database and build work of pipeline steps (query, replication and
+ * build steps), as engine/pipeline's `PipelineServices`:
  *
  * - `query`: statements on a PostgreSQL connection (a cancel runs
  *   `pg_cancel_backend` from the target's control path) or through the

@@ -2,7 +2,7 @@
  * What the main thread and a pool worker exchange. Piscina carries the task
  * envelope in and the outcome out; cancellation travels separately on a
  * BroadcastChannel named per pool, because Piscina's own abort terminates the
- * worker thread, which DESIGN.md rules out. Handler errors come back as data
+ * worker thread, and with it every other task and connection it holds. Handler errors come back as data
  * in the outcome (never as a Piscina rejection), so their code and retry hint
  * survive the structured clone.
  */

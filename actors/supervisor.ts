@@ -1,6 +1,6 @@
 /**
  * The build-run supervisor: a pure state machine over one run's selected
- * nodes (spec build.md §13.2–13.4). `transition(state, message, now)` does no
+ * nodes (ready queue, threads, skips, fail-fast, cancellation). `transition(state, message, now)` does no
  * I/O and never reads a clock; it returns the next state and the effects a
  * runtime must apply (dispatch a task, cancel a task's query, emit an event).
  * Task results come back as messages correlated by `(taskId, attempt)`; a

@@ -1,6 +1,6 @@
 /**
  * Errors crossing a thread boundary travel as `SerializedError`
- * (`{name, code, message, retryable}`, DESIGN.md) and are rebuilt here as an
+ * (`{name, code, message, retryable}`) and are rebuilt here as an
  * EngineError on the receiving side, so callers keep matching on `code` and
  * the supervisor can still see whether a retry makes sense.
  */

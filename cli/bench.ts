@@ -4,37 +4,12 @@
  * a usage error (exit 2) naming the flag.
  */
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SHAPES, type ShapeName } from '../engine/bench/dag-shape.js';
 import { parseTaskKind } from '../engine/bench/task-kind.js';
 import { loadConnections } from '../engine/connections/index.js';
 import { EngineError, errorChain } from '../engine/errors.js';
 import type { Io } from './io.js';
-
-export const BENCH_DAG_HELP = `Usage: service bench dag [options]
-
-Runs a synthetic DAG through the supervisor and the worker pool and compares
-the wall time with the ideal schedule of the same task durations.
-
-Options:
-  --shape NAME        chain, wide, diamond or random (default: diamond)
-  --nodes N           number of nodes (default: 64)
-  --width W           chain: number of independent chains (default: 1)
-  --seed S            random: PRNG seed (default: 1)
-  --max-deps K        random: most parents per node (default: 3)
-  --task KIND         noop, sleep:<ms>, cpu:<ms> or sql (default: sleep:50)
-  --connection NAME   sql: a postgres connection (env.yaml here, ~/.service/env.yaml, URL variables)
-  --sql TEXT          sql: the statement each node runs (default: select 1)
-  --threads N         tasks running at once (default: 4)
-  --no-micro          skip the tinybench pool round-trip measurement
-  --json              print the report as one JSON object on stdout
-  -h, --help          show this help
-
-Examples:
-  npx service bench dag --shape diamond --nodes 64 --task sleep:50 --threads 4
-  npx service bench dag --shape chain --width 4 --nodes 64 --task sql --connection pg --sql "select pg_sleep(0.05)" --json
-  npx service bench dag --shape random --seed 7 --nodes 1000 --task noop --threads 8
-`;
+import type { ParsedArgs } from './parse-command-line.js';
 
 const usage = (message: string) => new EngineError('usage', message);
 
@@ -45,46 +20,9 @@ function positiveInt(flag: string, text: string | undefined, fallback: number): 
   return n;
 }
 
-export async function benchCommand(argv: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    io.out(BENCH_DAG_HELP);
-    return 0;
-  }
-  if (sub !== 'dag') {
-    io.err(`error: unknown bench command '${sub}', expected dag\nRun 'service bench dag --help' for usage.\n`);
-    return 2;
-  }
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...rest],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        shape: { type: 'string' },
-        nodes: { type: 'string' },
-        width: { type: 'string' },
-        seed: { type: 'string' },
-        'max-deps': { type: 'string' },
-        task: { type: 'string' },
-        connection: { type: 'string' },
-        sql: { type: 'string' },
-        threads: { type: 'string' },
-        'no-micro': { type: 'boolean' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    // node:util names the flag in its message ("Unknown option '--x'", "Option '--nodes <value>' argument missing").
-    io.err(`error: ${(err as Error).message}\nRun 'service bench dag --help' for usage.\n`);
-    return 2;
-  }
-  if (values.help) {
-    io.out(BENCH_DAG_HELP);
-    return 0;
-  }
+/** `service bench dag`. */
+export async function benchCommand(a: ParsedArgs, io: Io): Promise<number> {
+  const values = Object.fromEntries([...a.values].map(([k, v]) => [k, v.at(-1)!])) as Record<string, string | undefined>;
   let opts;
   try {
     const shape = (values.shape ?? 'diamond') as ShapeName;

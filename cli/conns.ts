@@ -27,11 +27,7 @@ export function connsList(io: Io, json: boolean): number {
   return 0;
 }
 
-export async function connsTest(name: string | undefined, io: Io): Promise<number> {
-  if (!name) {
-    io.err("error: conns test needs a connection name\nRun 'service conns --help' for usage.\n");
-    return 2;
-  }
+export async function connsTest(name: string, io: Io): Promise<number> {
   const reg = registry();
   const conn = reg.get(name);
   if (!conn) {

@@ -1,11 +1,12 @@
 /**
- * Flags of `service serve` and the operator commands:
- * parsed strictly, with the same `error: …` / exit 2 convention as the build
- * commands.
+ * The options of `service serve` and of the operator commands' state store,
+ * as the daemon wants them, from the parsed command line (the value checks
+ * are usage errors naming the flag, exit 2).
  */
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EngineError } from '../engine/errors.js';
+import { flagSet, flagValue, parseCommandLine, type ParsedArgs } from './parse-command-line.js';
 
 export interface DaemonFlags {
   readonly host: string;
@@ -28,54 +29,35 @@ export function parseJobDuration(text: string): number | undefined {
   return ms;
 }
 
-/** Generic `--flag value` / `--flag=value` / boolean parsing against a table. */
-export function parseFlags(argv: readonly string[], table: Readonly<Record<string, 'value' | 'bool'>>): { flags: Map<string, string>; positionals: string[] } {
-  const flags = new Map<string, string>();
-  const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
-    const kind = table[name];
-    if (!kind) throw usage(`unknown flag: --${name}`);
-    if (kind === 'bool') {
-      flags.set(name, eq >= 0 ? arg.slice(eq + 1) : 'true');
-      continue;
-    }
-    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw usage(`flag needs an argument: --${name}`);
-    flags.set(name, value);
-  }
-  return { flags, positionals };
+/** `--data-dir` (default ~/.service/data) and `--state` (default <data-dir>/state.db). */
+export function storeLocation(a: ParsedArgs): { dataDir: string; state: string } {
+  const dataDir = resolve(flagValue(a, 'data-dir') ?? join(homedir(), '.service', 'data'));
+  return { dataDir, state: flagValue(a, 'state') ?? join(dataDir, 'state.db') };
 }
 
-export const STORE_FLAGS = { 'data-dir': 'value', state: 'value' } as const;
-
-export function storeLocation(flags: Map<string, string>): { dataDir: string; state: string } {
-  const dataDir = resolve(flags.get('data-dir') ?? join(homedir(), '.service', 'data'));
-  return { dataDir, state: flags.get('state') ?? join(dataDir, 'state.db') };
-}
-
-export function parseServeFlags(argv: readonly string[]): DaemonFlags {
-  const { flags, positionals } = parseFlags(argv, { ...STORE_FLAGS, host: 'value', port: 'value', 'max-running': 'value', 'grace-period': 'value', 'allow-command-steps': 'bool' });
-  if (positionals.length > 0) throw usage(`unexpected argument: ${positionals[0]}`);
-  const port = Number(flags.get('port') ?? '8080');
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`invalid argument "${flags.get('port')}" for "--port": expected a port number`);
-  const maxRunning = Number(flags.get('max-running') ?? '4');
-  if (!Number.isInteger(maxRunning) || maxRunning < 1) throw usage(`invalid argument "${flags.get('max-running')}" for "--max-running": expected a positive integer`);
-  const grace = parseJobDuration(flags.get('grace-period') ?? '60s');
-  if (grace === undefined) throw usage(`invalid argument "${flags.get('grace-period')}" for "--grace-period": expected a duration like 60s or 1m30s`);
-  const allow = flags.get('allow-command-steps');
+export function serveFlags(a: ParsedArgs): DaemonFlags {
+  const portText = flagValue(a, 'port') ?? '8080';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) throw usage(`invalid argument "${portText}" for "--port": expected a port number`);
+  const runningText = flagValue(a, 'max-running') ?? '4';
+  const maxRunning = Number(runningText);
+  if (!/^\d+$/.test(runningText) || maxRunning < 1) throw usage(`invalid argument "${runningText}" for "--max-running": expected a positive integer`);
+  const graceText = flagValue(a, 'grace-period') ?? '60s';
+  const grace = parseJobDuration(graceText);
+  if (grace === undefined) throw usage(`invalid argument "${graceText}" for "--grace-period": expected a duration like 60s or 1m30s`);
   return {
-    host: flags.get('host') ?? '127.0.0.1',
+    host: flagValue(a, 'host') ?? '127.0.0.1',
     port,
-    ...storeLocation(flags),
+    ...storeLocation(a),
     maxRunning,
     gracePeriodMs: grace,
-    allowCommandSteps: allow === 'true' || allow === '',
+    allowCommandSteps: flagSet(a, 'allow-command-steps'),
   };
+}
+
+/** `service serve <argv…>`'s options (for callers that start a daemon in-process). */
+export function parseServeFlags(argv: readonly string[]): DaemonFlags {
+  const line = parseCommandLine(['serve', ...argv]);
+  if (line.kind !== 'command') throw usage('expected the options of service serve');
+  return serveFlags(line.args);
 }

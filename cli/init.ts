@@ -9,22 +9,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Io } from './io.js';
-
-export const INIT_HELP = `Usage: service init [dir]
-
-Creates a runnable build project in dir (default: the current directory):
-
-  models/service_build.yml        target LOCAL_DUCK, defaults.mode: full-refresh
-  models/env.yaml                 LOCAL_DUCK: a DuckDB file, warehouse.duckdb beside models/
-  models/raw/customers.csv        a seed
-  models/staging/stg_customers.sql  a view with unique and not-null tests
-  models/marts/customers_by_city.sql a table with an expression test
-
-Nothing is overwritten: init stops if any of these files exists.
-
-Example:
-  npx service init my-project && cd my-project && npx service build run models
-`;
+import type { ParsedArgs } from './parse-command-line.js';
 
 const FILES: Readonly<Record<string, string>> = {
   'models/service_build.yml': [
@@ -58,21 +43,8 @@ const FILES: Readonly<Record<string, string>> = {
   ].join('\n'),
 };
 
-export function initCommand(argv: readonly string[], io: Io): number {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    io.out(INIT_HELP);
-    return 0;
-  }
-  const flags = argv.filter((a) => a.startsWith('-'));
-  if (flags.length > 0) {
-    io.err(`error: unknown flag: ${flags[0]}\nRun 'service init --help' for usage.\n`);
-    return 2;
-  }
-  if (argv.length > 1) {
-    io.err(`error: unexpected argument "${argv[1]}": service init takes one directory\nRun 'service init --help' for usage.\n`);
-    return 2;
-  }
-  const dir = resolve(argv[0] ?? '.');
+export function initCommand(a: ParsedArgs, io: Io): number {
+  const dir = resolve(a.positionals[0] ?? '.');
   const taken = Object.keys(FILES).find((name) => existsSync(join(dir, name)));
   if (taken !== undefined) {
     io.err(`fatal: ${join(dir, taken)} already exists; service init writes a new project and never overwrites files\n`);

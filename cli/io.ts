@@ -15,15 +15,16 @@ export const processIo: Io = {
   err: (t) => process.stderr.write(t),
 };
 
-export function printUsageError(message: string, command: string | undefined, io: Io): number {
-  io.err(`error: ${message}\nRun 'service build${command ? ` ${command}` : ''} --help' for usage.\n`);
+/** `error: <message>` and the hint naming the help of `topic` (`build run`, `jobs`, or '' for the program); exit 2. */
+export function printUsageError(message: string, topic: string, io: Io): number {
+  io.err(`error: ${message}\nRun 'service${topic ? ` ${topic}` : ''} --help' for usage.\n`);
   return 2;
 }
 
 /** Prints `fatal: …` (several errors joined by `; `, each under its prefix) and returns the exit code. */
-export function printFatal(err: unknown, io: Io, prefixes?: readonly string[], command?: string): number {
+export function printFatal(err: unknown, io: Io, prefixes?: readonly string[], topic = ''): number {
   const list = Array.isArray(err) ? err : [err];
-  if (list.length === 1 && list[0] instanceof EngineError && list[0].code === 'usage' && !prefixes) return printUsageError(list[0].message, command, io);
+  if (list.length === 1 && list[0] instanceof EngineError && list[0].code === 'usage' && !prefixes) return printUsageError(list[0].message, topic, io);
   const text = list.map((e, i) => (prefixes?.[i] ? `${prefixes[i]}: ${errorChain(e)}` : errorChain(e))).join('; ');
   io.err(`fatal: ${text}\n`);
   return 1;

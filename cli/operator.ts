@@ -14,13 +14,13 @@ import { projectPaths } from '../engine/projects/project-paths.js';
 import { newToken, sha256hex } from '../engine/state/ids.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
 import type { GitRecord, StateStore } from '../engine/state/store.js';
-import { parseFlags, STORE_FLAGS, storeLocation } from './daemon-flags.js';
-import type { Io } from './io.js';
+import { storeLocation } from './daemon-flags.js';
+import { printUsageError, type Io } from './io.js';
+import { flagValue, type ParsedArgs } from './parse-command-line.js';
 
 const PROJECT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const GIT_FLAGS = { 'git-url': 'value', 'git-branch': 'value', 'git-poll': 'value', 'git-enabled': 'bool' } as const;
 
-/** `projects/<id>/files/` and an empty `projects/<id>/env.yaml` (api.md §8 layout). */
+/** `projects/<id>/files/` and an empty `projects/<id>/env.yaml` (the data directory's layout). */
 export function ensureProjectDirs(dataDir: string, projectId: string): void {
   const paths = projectPaths(dataDir, projectId);
   mkdirSync(paths.files, { recursive: true });
@@ -48,7 +48,7 @@ function gitPatch(flags: Map<string, string>): Partial<GitRecord> | null | undef
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
 
-async function withStore<T>(flags: Map<string, string>, fn: (store: StateStore, dataDir: string) => Promise<T>): Promise<T> {
+async function withStore<T>(flags: ParsedArgs, fn: (store: StateStore, dataDir: string) => Promise<T>): Promise<T> {
   const { dataDir, state } = storeLocation(flags);
   mkdirSync(dataDir, { recursive: true });
   const store = await openStateStore(state);
@@ -59,18 +59,15 @@ async function withStore<T>(flags: Map<string, string>, fn: (store: StateStore, 
   }
 }
 
-export async function projectCommand(argv: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = argv;
+/** `service project create|update|list`. */
+export async function projectCommand(sub: 'create' | 'update' | 'list', a: ParsedArgs, io: Io): Promise<number> {
+  const flags = new Map([...a.values].map(([k, v]) => [k, v.at(-1)!]));
   try {
-    const { flags, positionals } = parseFlags(rest, { ...STORE_FLAGS, ...(sub === 'list' ? {} : GIT_FLAGS) });
-    const extra = positionals[sub === 'list' ? 0 : 1];
-    if (extra !== undefined && (sub === 'create' || sub === 'update' || sub === 'list')) throw new EngineError('usage', `unexpected argument: ${extra}`);
     if (sub === 'create' || sub === 'update') {
-      const name = positionals[0];
-      if (name === undefined) throw new EngineError('usage', `project ${sub} needs a project name`);
+      const name = a.positionals[0]!;
       if (!PROJECT_NAME.test(name)) throw new EngineError('bad_request', `invalid project name "${name}": expected ^[a-z0-9][a-z0-9_-]{0,63}$`);
       const patch = gitPatch(flags);
-      return await withStore(flags, async (store, dataDir) => {
+      return await withStore(a, async (store, dataDir) => {
         if (sub === 'create') {
           const git = patch ? { url: '', branch: 'main', enabled: true, poll_interval: 60, last_sha: null, last_pull: null, last_error: null, ...patch } : null;
           if (git && git.url === '') throw new EngineError('usage', '--git-branch, --git-poll and --git-enabled need --git-url');
@@ -86,51 +83,42 @@ export async function projectCommand(argv: readonly string[], io: Io): Promise<n
         return 0;
       });
     }
-    if (sub === 'list') {
-      return await withStore(flags, async (store, dataDir) => {
-        const rows = [['ID', 'NAME', 'GIT URL', 'BRANCH', 'ENABLED', 'FILES', 'JOBS']];
-        for (const p of await store.listProjects()) {
-          const counts = await store.projectCounts(p.id);
-          const files = await new ProjectTree(projectPaths(dataDir, p.id).files).countFiles().catch(() => 0);
-          rows.push([p.id, p.name, p.git ? redact(p.git.url) : '', p.git?.branch ?? '', p.git ? String(p.git.enabled) : '', String(files), String(counts.jobs)]);
-        }
-        const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-        io.out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
-        return 0;
-      });
-    }
-    throw new EngineError('usage', `unknown project command "${sub ?? ''}", expected create, update or list`);
+    return await withStore(a, async (store, dataDir) => {
+      const rows = [['ID', 'NAME', 'GIT URL', 'BRANCH', 'ENABLED', 'FILES', 'JOBS']];
+      for (const p of await store.listProjects()) {
+        const counts = await store.projectCounts(p.id);
+        const files = await new ProjectTree(projectPaths(dataDir, p.id).files).countFiles().catch(() => 0);
+        rows.push([p.id, p.name, p.git ? redact(p.git.url) : '', p.git?.branch ?? '', p.git ? String(p.git.enabled) : '', String(files), String(counts.jobs)]);
+      }
+      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+      io.out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      return 0;
+    });
   } catch (err) {
-    return report(err, io);
+    return report(err, io, `project ${sub}`);
   }
 }
 
-export async function tokenCommand(argv: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = argv;
+/** `service token create --project NAME [--label L]`. */
+export async function tokenCommand(a: ParsedArgs, io: Io): Promise<number> {
   try {
-    if (sub !== 'create') throw new EngineError('usage', `unknown token command "${sub ?? ''}", expected create`);
-    const { flags, positionals } = parseFlags(rest, { ...STORE_FLAGS, project: 'value', label: 'value' });
-    if (positionals.length > 0) throw new EngineError('usage', `unexpected argument: ${positionals[0]}`);
-    const name = flags.get('project');
-    if (!name) throw new EngineError('usage', 'token create needs --project NAME');
-    return await withStore(flags, async (store) => {
+    const name = flagValue(a, 'project');
+    if (!name) throw new EngineError('usage', 'service token create needs --project NAME');
+    return await withStore(a, async (store) => {
       const p = await store.getProjectByName(name);
       if (!p) throw new EngineError('not_found', `project "${name}" not found`);
       const token = newToken();
-      await store.addToken(p.id, sha256hex(token), flags.get('label') ?? '');
+      await store.addToken(p.id, sha256hex(token), flagValue(a, 'label') ?? '');
       io.out(`${token}\n`);
       return 0;
     });
   } catch (err) {
-    return report(err, io);
+    return report(err, io, 'token create');
   }
 }
 
-function report(err: unknown, io: Io): number {
-  if (err instanceof EngineError && err.code === 'usage') {
-    io.err(`error: ${err.message}\nRun 'service --help' for usage.\n`);
-    return 2;
-  }
+function report(err: unknown, io: Io, topic: string): number {
+  if (err instanceof EngineError && err.code === 'usage') return printUsageError(err.message, topic, io);
   io.err(`fatal: ${errorChain(err)}\n`);
   return 1;
 }

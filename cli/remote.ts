@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { apiClient, ClientError } from './api-client.js';
 import { EngineError } from '../engine/errors.js';
-import { parseFlags } from './daemon-flags.js';
+import { flagValue, flagValues, type ParsedArgs } from './parse-command-line.js';
 import type { Io } from './io.js';
 
 type Row = Record<string, unknown>;
@@ -23,40 +23,6 @@ function table(rows: readonly Row[], columns: readonly string[]): string {
 const readStdin = () => readFileSync(0);
 
 const usage = (m: string) => new EngineError('usage', m);
-
-/** Commands with the positional argument each one needs. */
-const COMMANDS: Readonly<Record<string, string | undefined>> = {
-  'jobs list': undefined, 'jobs get': 'JOB_ID', 'jobs run': 'JOB_ID',
-  'execs list': undefined, 'execs get': 'EXEC_ID', 'execs log': 'EXEC_ID', 'execs cancel': 'EXEC_ID',
-  'files list': undefined, 'files get': 'NAME', 'files save': 'NAME',
-  'conns list': undefined, 'conns test': 'NAME',
-  'git pull': undefined,
-};
-
-/**
- * Takes out what the generic `--flag` parser cannot express: the short
- * `-o table|json` (also `-o=json`, `-ojson`) and the repeatable
- * `--var K=V`.
- */
-function extractSpecialFlags(argv: readonly string[]): { output?: string; vars: [string, string][]; rest: string[] } {
-  const rest: string[] = [];
-  const vars: [string, string][] = [];
-  let output: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '-o' || arg === '--output' || arg === '--var') {
-      const value = argv[++i];
-      if (value === undefined) throw usage(`flag needs an argument: ${arg}`);
-      if (arg === '--var') vars.push(keyValue(value));
-      else output = value;
-    } else if (arg.startsWith('-o') && !arg.startsWith('--')) output = arg.slice(arg[2] === '=' ? 3 : 2);
-    else if (arg.startsWith('--output=')) output = arg.slice('--output='.length);
-    else if (arg.startsWith('--var=')) vars.push(keyValue(arg.slice('--var='.length)));
-    else rest.push(arg);
-  }
-  if (output !== undefined && output !== 'table' && output !== 'json') throw usage(`invalid argument "${output}" for "-o": expected table or json`);
-  return { ...(output !== undefined ? { output } : {}), vars, rest };
-}
 
 /**
  * `--since`/`--until`: an RFC 3339 time, or a date (midnight UTC). Checked
@@ -266,38 +232,19 @@ const HANDLERS: Readonly<Record<string, (call: Call) => Promise<number>>> = {
   'git pull': gitPull,
 };
 
-export async function remoteCommand(group: string, argv: readonly string[], io: Io): Promise<number> {
-  const [sub, ...args] = argv;
-  const key = `${group} ${sub ?? ''}`;
-  let parsed;
-  try {
-    if (!Object.hasOwn(COMMANDS, key)) {
-      io.err(`error: unknown command "service ${key.trim()}"\nRun 'service --help' for usage.\n`);
-      return 2;
-    }
-    const special = extractSpecialFlags(args);
-    const { flags, positionals } = parseFlags(special.rest, {
-      name: 'value', 'file-name': 'value', type: 'value', streams: 'value', mode: 'value', select: 'value', wait: 'bool',
-      status: 'value', 'job-id': 'value', since: 'value', until: 'value', limit: 'value', asc: 'bool', stream: 'value', step: 'value', prefix: 'value', from: 'value', remote: 'bool',
-    });
-    const needs = COMMANDS[key];
-    if (needs !== undefined && positionals.length === 0) throw usage(`service ${key} needs ${needs}`);
-    if (positionals.length > (needs !== undefined ? 1 : 0)) throw usage(`unexpected argument: ${positionals[needs !== undefined ? 1 : 0]}`);
-    for (const f of ['since', 'until'] as const) if (flags.has(f)) flags.set(f, timeFlag(f, flags.get(f)!));
-    parsed = { ...special, flags, positionals };
-  } catch (err) {
-    if (err instanceof EngineError && err.code === 'usage') {
-      io.err(`error: ${err.message}\nRun 'service --help' for usage.\n`);
-      return 2;
-    }
-    throw err;
-  }
-  const { flags, positionals, vars: varList } = parsed;
-  const json = parsed.output === 'json';
+/** Runs API-client command `key` (`jobs list`, `conns test` …) with its parsed command line. */
+export async function remoteCommand(key: string, a: ParsedArgs, io: Io): Promise<number> {
+  const output = flagValue(a, 'output') ?? 'table';
+  if (output !== 'table' && output !== 'json') throw usage(`invalid argument "${output}" for "-o": expected table or json`);
+  const vars = flagValues(a, 'var').map(keyValue);
+  const flags = new Map<string, string>();
+  for (const [k, v] of a.values) flags.set(k, v.at(-1)!);
+  for (const f of ['since', 'until'] as const) if (flags.has(f)) flags.set(f, timeFlag(f, flags.get(f)!));
+  const json = output === 'json';
   const show = (body: unknown, render: () => string) => io.out(json ? JSON.stringify(body) + '\n' : render());
   try {
     const api = apiClient();
-    return await HANDLERS[key]!({ api, flags, positionals, vars: varList, json, io, show });
+    return await HANDLERS[key]!({ api, flags, positionals: a.positionals, vars, json, io, show });
   } catch (err) {
     if (err instanceof ClientError) {
       io.err(`${err.message}\n`);

@@ -33,23 +33,7 @@ import { isTerminalStatus, type ExecutionRecord, type JobRecord, type StateStore
 import type { JobKind } from '../engine/jobs/index.js';
 import { cliLogger } from './cli-logger.js';
 import type { Io } from './io.js';
-
-export const RUN_HELP = `Usage: service run <file> [--json] [--var K=V]... [--state FILE|URL] [--allow-command-steps]
-
-Runs a job file (replication, pipeline, monitor or query) on this machine, without a daemon.
-Connections: env.yaml beside the file, ~/.service/env.yaml, URL-valued environment variables.
-
-Flags:
-  --json       print the execution (with its tasks or steps) as one JSON object on stdout
-  --var K=V    a run variable for \${K} (repeatable)
-  --state FILE|URL
-               keep executions in this state store (a SQLite file or a postgresql:// URL)
-               instead of in memory, so a monitor compares with its previous run
-               and raises change events
-  --allow-command-steps
-               let pipeline command steps run (off by default, as for service serve)
-  -h, --help   this help
-`;
+import { flagSet, flagValue, flagValues, type ParsedArgs } from './parse-command-line.js';
 
 /** How often the store is read for progress; the work itself is not slowed by it. */
 const POLL_MS = 100;
@@ -59,46 +43,23 @@ export interface RunArgs {
   readonly json: boolean;
   readonly vars: Readonly<Record<string, string>>;
   readonly allowCommandSteps: boolean;
-  readonly help: boolean;
   /** A state store kept between runs (monitor baselines); in memory when absent. */
   readonly state?: string;
 }
 
 const usage = (m: string) => new EngineError('usage', m);
 
-export function parseRunArgs(argv: readonly string[]): RunArgs {
-  let file: string | undefined;
-  let json = false;
-  let help = false;
-  let allowCommandSteps = false;
-  let state: string | undefined;
+/** `service run`'s options from its parsed command line. */
+export function runArgs(a: ParsedArgs): RunArgs {
   const vars: Record<string, string> = {};
-  const addVar = (text: string) => {
+  for (const text of flagValues(a, 'var')) {
     const eq = text.indexOf('=');
     if (eq <= 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(text.slice(0, eq))) throw usage(`invalid argument "${text}" for "--var": expected K=V`);
     vars[text.slice(0, eq)] = text.slice(eq + 1);
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--json') json = true;
-    else if (arg === '-h' || arg === '--help') help = true;
-    else if (arg === '--allow-command-steps') allowCommandSteps = true;
-    else if (arg === '--var') {
-      const value = argv[++i];
-      if (value === undefined) throw usage('flag needs an argument: --var');
-      addVar(value);
-    } else if (arg.startsWith('--var=')) addVar(arg.slice('--var='.length));
-    else if (arg === '--state' || arg.startsWith('--state=')) {
-      const value = arg === '--state' ? argv[++i] : arg.slice('--state='.length);
-      if (value === undefined || value === '') throw usage('flag needs an argument: --state');
-      state = value;
-    }
-    else if (arg.startsWith('-') && arg !== '-') throw usage(`unknown flag: ${arg}`);
-    else if (file === undefined) file = arg;
-    else throw usage(`unexpected argument "${arg}": service run takes one job file`);
   }
-  if (file === undefined && !help) throw usage('service run needs a job file: service run <file>');
-  return { file: file ?? '', json, vars, allowCommandSteps, help, ...(state !== undefined ? { state } : {}) };
+  const state = flagValue(a, 'state');
+  if (state === '') throw usage('flag needs an argument: --state');
+  return { file: a.positionals[0]!, json: flagSet(a, 'json'), vars, allowCommandSteps: flagSet(a, 'allow-command-steps'), ...(state !== undefined ? { state } : {}) };
 }
 
 /** A record as the API renders it: the store's internal fields left out. */
@@ -191,18 +152,8 @@ function summaryText(exec: ExecutionRecord, records: readonly { name: string; st
   return out.join('\n') + '\n';
 }
 
-export async function runFileCommand(argv: readonly string[], io: Io): Promise<number> {
-  let args: RunArgs;
-  try {
-    args = parseRunArgs(argv);
-  } catch (err) {
-    io.err(`error: ${(err as Error).message}\nRun 'service run --help' for usage.\n`);
-    return 2;
-  }
-  if (args.help) {
-    io.out(RUN_HELP);
-    return 0;
-  }
+export async function runFileCommand(a: ParsedArgs, io: Io): Promise<number> {
+  const args = runArgs(a);
   const file = resolve(args.file);
   if (!existsSync(file) || !statSync(file).isFile()) {
     io.err(`fatal: job file ${JSON.stringify(args.file)} does not exist\n`);

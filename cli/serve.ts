@@ -34,8 +34,9 @@ import { installClientErrorHandler } from '../http/client-error.js';
 import { gitRoutes } from '../http/routes/git.js';
 import { apiRoutes } from '../http/routes/index.js';
 import { webConsole } from '../http/ui/web-console.js';
-import { parseServeFlags, type DaemonFlags } from './daemon-flags.js';
+import { serveFlags, type DaemonFlags } from './daemon-flags.js';
 import type { Io } from './io.js';
+import type { ParsedArgs } from './parse-command-line.js';
 import { VERSION } from './version.js';
 
 export interface RunningDaemon {
@@ -163,8 +164,8 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   };
 }
 
-export async function serveCommand(argv: readonly string[], io: Io): Promise<number> {
-  const flags = parseServeFlags(argv);
+export async function serveCommand(args: ParsedArgs, io: Io): Promise<number> {
+  const flags = serveFlags(args);
   // One write per event-loop turn for the request log, not one per line.
   const stderr = batchedWriter(io.err);
   const logger = streamLogger({ level: 'info', json: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON', write: stderr.write, isoTime: true });

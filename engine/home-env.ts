@@ -1,7 +1,6 @@
 /**
  * `~/.service/env.yaml` (SERVICE_HOME_DIR replaces `~/.service`): its `env:`
- * map is the last place `${VAR}` substitution and `env_var()` look (build.md
- * §3.2). Read once per process; the file is small and rarely changes during
+ * map is the last place `${VAR}` substitution and `env_var()` look. Read once per process; the file is small and rarely changes during
  * one command.
  */
 import { readFileSync } from 'node:fs';

@@ -8,11 +8,22 @@
  * hook, so a relative `import()` of `./x.js` finds nothing. Then the module
  * is loaded the way that thread loaded the rest, with `require` of the `.ts`
  * file. Compiled code (dist/) always takes the plain `import()`.
+ *
+ * Since Node 22 the ESM hooks do run in worker threads, yet Piscina still
+ * loads the worker entry with `require` (which now succeeds). A relative
+ * `import()` would then load a second copy of every module the thread
+ * already holds — two EngineError classes, so a cancelled task came back as
+ * `internal`. So when this file itself was loaded by `require`, so is the
+ * module asked for: one module graph per thread.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
+/** True when tsx compiled this file for `require` (a worker thread under tsx). */
+const loadedByRequire = typeof require === 'function';
+
 export async function importNear<M>(base: string, specifier: string): Promise<M> {
+  if (loadedByRequire && base.endsWith('.ts')) return createRequire(base)(fileURLToPath(new URL(specifier.replace(/\.js$/, '.ts'), base))) as M;
   const url = new URL(specifier, base);
   try {
     return (await import(url.href)) as M;

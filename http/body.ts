@@ -1,5 +1,5 @@
 /**
- * Reads a request's JSON body (api.md §2.1, §2.4 steps 4–5): at most 1 MiB
+ * Reads a request's JSON body (content type and size checks): at most 1 MiB
  * (413 `request body exceeds 1 MiB`), `Content-Type: application/json` for a
  * non-empty body, valid JSON, a JSON object; an empty body is `{}`. Written
  * here rather than through a body-parser so each failure has the spec's
@@ -96,7 +96,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-/** A query parameter given at most once (§2.4 step 7); undefined when absent. */
+/** A query parameter given at most once (a repeated one is a 400); undefined when absent. */
 export function queryParam(ctx: Context, name: string): string | undefined {
   const v = ctx.query[name];
   if (Array.isArray(v)) throw badRequest(`query parameter "${name}" given more than once`);

@@ -1,5 +1,5 @@
 /**
- * Request body validation with superstruct (api.md §2.4 step 6): the first
+ * Request body validation with superstruct (the body's shape is checked after auth and JSON parsing): the first
  * problem answers, unknown fields before missing ones before wrong types,
  * with the spec's messages and dotted paths. `null` for an optional field
  * means absent, so nulls are dropped before validation.

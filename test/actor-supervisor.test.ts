@@ -1,7 +1,7 @@
 /**
  * The build-run supervisor as a pure function: messages in, effects out, an
  * injected clock. Order of dispatches and finishes is asserted, never wall
- * time (spec build.md §13.2–13.4).
+ * time (ready queue, skips, fail-fast, cancellation).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The daemon's HTTP API through the Koa app (api.md §2, §4.1–§4.5, §11 rows
+// The daemon's HTTP API through the Koa app (conventions, /health to /project/get, the acceptance rows
 // 1–5 and 29): public routes, authentication, routing, body and query
 // validation, connections, the project resource, and project isolation.
 import { after, before, test } from 'node:test';

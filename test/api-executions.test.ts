@@ -1,4 +1,4 @@
-// Executions through the HTTP API on real PostgreSQL (api.md §4.16–§4.19,
+// Executions through the HTTP API on real PostgreSQL (/execution/list to /execution/pipeline-steps,
 // Rows 5, 17–24): a query job on the WAREHOUSE connection
 // runs to success, policy skip records a skipped run, cancel stops the
 // statement in the database, and the list / tasks / steps endpoints with

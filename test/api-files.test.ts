@@ -1,7 +1,7 @@
-// Project files through the HTTP API (api.md §4.6–§4.10, §11 rows 6–12):
+// Project files through the HTTP API (get, list, save, delete, rename):
 // File shapes, job-file validation on save (422 with problems), default
 // jobs created with their file, kind changes, deletes and renames with their
-// job side effects, the §2.8 name rules, and isolation between projects.
+// job side effects, the project-file-name rules, and isolation between projects.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { access, readdir, symlink } from 'node:fs/promises';

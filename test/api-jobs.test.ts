@@ -1,4 +1,4 @@
-// Jobs through the HTTP API (api.md §3.3, §4.11–§4.15, §11 rows 13–16):
+// Jobs through the HTTP API (the Job resource, list, get, save, delete, run):
 // the Job shape with `executed` and `next_run`, the save rules (cron,
 // timezone, kinds, streams, ranges, default-job protections), full replace,
 // list filters and order, delete, run requests with their override rules

@@ -9,9 +9,11 @@ import pg from 'pg';
 import { dagShape } from '../engine/bench/dag-shape.js';
 import { criticalPath, idealMakespan } from '../engine/bench/ideal-schedule.js';
 import { parseTaskKind } from '../engine/bench/task-kind.js';
-import { BENCH_DAG_HELP } from '../cli/bench.js';
+import { helpText } from '../cli/command-help.js';
 import { cli } from './helpers/build-cli.js';
 import { createTempDatabase, requirePg } from './helpers/pg.js';
+
+const BENCH_DAG_HELP = helpText('bench dag');
 
 const same = (n: number, d: number) => Array.from({ length: n }, () => d);
 

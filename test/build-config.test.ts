@@ -1,6 +1,6 @@
 // service_build.yml through the CLI: every key of
-// §3.1, `${VAR}` substitution, the §3.2 unresolved-field messages in their
-// order, §3.3 mode/schema/target resolution, and the load errors/warnings.
+// the config keys, `${VAR}` substitution, the unresolved-field messages in their
+// order, mode/schema/target resolution, and the load errors/warnings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
-// Model front-matter and Jinja config() through compile (spec build.md
-// §5.1–§5.4): the three styles, what is only a comment, the parse errors,
+// Model front-matter and Jinja config() through compile (front-matter,
+// config() and the defaults merge): the three styles, what is only a comment, the parse errors,
 // dbt hook keys, unknown-key warnings, config() block forms and their keys.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,7 +103,7 @@ test('pre_hook/post_hook in front-matter and in config()', async () => {
   }
 });
 
-test('unknown front-matter keys warn and are ignored; §5.2 unrecognized config() keys warn', async () => {
+test('unknown front-matter keys warn and are ignored; unrecognized config() keys warn', async () => {
   const fm = await one('/**\nmode: view\ncolour: blue\n**/\nselect 1');
   assert.equal(fm.node.mode, 'view');
   assert.deepEqual(fm.logs, ["WRN model 'm': unknown front-matter key 'colour' (ignored)"]);

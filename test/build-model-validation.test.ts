@@ -1,5 +1,5 @@
-// Load- and compile-time model validation through the CLI (spec build.md
-// §5.5–§5.7, §8.1, §10.1, A9, A20): modes and aliases, incremental and
+// Load- and compile-time model validation through the CLI (modes and
+// aliases, load-time validation, incremental styles, data tests, A9, A20): modes and aliases, incremental and
 // range rules, data-test definitions, and multi-statement bodies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // list/compile output formats and the CLI's help and usage rules (spec
-// build.md §14, §15.1, §15.4, §15.5, A1, A2, A6, A18, A19): exact JSON
+// the CLI, output streams, list output, compile output, A1, A2, A6, A18, A19): exact JSON
 // strings and key order, the text forms, empty selections, usage errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -164,7 +164,7 @@ test('A19 empty selections: [] / empty compile payload / text lines, exit 0', as
 
 const usage = (message: string, command?: string) => `error: ${message}\nRun 'service build${command ? ` ${command}` : ''} --help' for usage.\n`;
 
-test('A18/§14.3 usage errors: exact message, usage line, exit 2, nothing on stdout, nothing read', async () => {
+test('A18 usage errors: exact message, usage line, exit 2, nothing on stdout, nothing read', async () => {
   const dir = shop();
   const cases: [string[], string][] = [
     [['deploy'], usage('unknown build command "deploy", expected run, list, test, or compile')],
@@ -197,7 +197,7 @@ test('A18/§14.3 usage errors: exact message, usage line, exit 2, nothing on std
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('A18/§14.3 help forms print to stdout and exit 0', async () => {
+test('A18 help forms print to stdout and exit 0', async () => {
   const dir = shop();
   for (const argv of [[], ['help'], ['--help'], ['-h']]) {
     const r = await build(...argv);

@@ -1,5 +1,4 @@
-// `-R` independent sub-projects for list and compile (spec build.md §17,
-// §15.8, A24): JSON array payloads, text headers, flags applied to every
+// `-R` independent sub-projects for list and compile (A24): JSON array payloads, text headers, flags applied to every
 // child, load failures per child, the outside-files warning and the
 // selector rule [ext].
 import { test } from 'node:test';

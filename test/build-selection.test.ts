@@ -1,11 +1,11 @@
-// Selection and DAG order through `service build list --json` (spec build.md
-// §6.6, §12, A14, A15, A20): every row of the §12.3 table on a real project,
+// Selection and DAG order through `service build list --json` (the DAG,
+// selection, A14, A15, A20): every row of the selector examples table on a real project,
 // each selector form on a 10-node project, and the selector/cycle errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { build, duckProject, fatal, listNames, warehouseCreated } from './helpers/build-cli.js';
 
-/** The §12.3 project. */
+/** The project of the selector examples. */
 const SHOP = {
   'raw_orders.csv': 'id,customer_id,amount,updated_at\n1,10,100,2024-01-05\n',
   'raw_customers.csv': 'id,name\n10,ann\n',
@@ -18,7 +18,7 @@ const SHOP = {
 
 const SP = 'could not compile build project: could not apply selectors: ';
 
-test('A14 every row of the §12.3 table through list --json', async () => {
+test('A14 every row of the selector examples table through list --json', async () => {
   const dir = duckProject(SHOP);
   const rows: [string[], string[]][] = [
     [[], ['raw_customers', 'raw_orders', 'stg_customers', 'stg_orders', 'dim_customers', 'fct_orders', 'rpt_revenue']],
@@ -52,7 +52,7 @@ test('A14 every row of the §12.3 table through list --json', async () => {
   assert.equal(warehouseCreated(dir), false);
 });
 
-test('A14/§12.4 selector errors: invalid pattern, unknown base inside an operator, unknown exact name', async () => {
+test('A14 selector errors: invalid pattern, unknown base inside an operator, unknown exact name', async () => {
   const dir = duckProject(SHOP);
   const cases: [string, string][] = [
     ['a+b', "selector 'a+b': invalid selector pattern"],

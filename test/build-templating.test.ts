@@ -1,4 +1,4 @@
-// Templating through compile (spec build.md §6, A4, A21): globals (var,
+// Templating through compile (templating, A4, A21): globals (var,
 // env_var, target, vars, --vars), ref()/src()/this and their errors,
 // folder-scoped macros, `@name`, and FROM/JOIN reference rewriting.
 import { test } from 'node:test';

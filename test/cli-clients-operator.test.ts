@@ -25,7 +25,8 @@ after(async () => {
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await main([...argv, '--data-dir', dataDir], { out: (t) => void (out += t), err: (t) => void (err += t) });
+  // The data dir goes right after the command words, so a `--` in argv still ends the options.
+  const code = await main([...argv.slice(0, 2), '--data-dir', dataDir, ...argv.slice(2)], { out: (t) => void (out += t), err: (t) => void (err += t) });
   return { code, out, err };
 }
 
@@ -48,7 +49,8 @@ async function list(): Promise<Record<string, string>[]> {
   return rows.map((line) => Object.fromEntries(cols.map((c, i) => [c, line.slice(starts[i], starts[i + 1] ?? line.length).trim()])));
 }
 const row = async (name: string) => (await list()).find((r) => r.NAME === name);
-const hint = "\nRun 'service --help' for usage.\n";
+/** The usage hint names the command's own help. */
+const hint = (command: string) => `\nRun 'service ${command} --help' for usage.\n`;
 
 test('project create: prints the id, makes the project root and an empty project env file', async () => {
   const id = await created('acme');
@@ -65,7 +67,7 @@ test('project create: a taken or invalid name → exit 1', async () => {
   assert.deepEqual(taken, { code: 1, out: '', err: 'fatal: project name "acme" is already taken\n' });
   for (const bad of ['Acme', '-acme', '_acme', 'a b', 'a.b', 'a/b', 'x'.repeat(65), '']) {
     for (const sub of ['create', 'update']) {
-      const r = await run('project', sub, bad);
+      const r = await run('project', sub, '--', bad); // `--`: a name like -acme is not read as a flag
       assert.equal(r.code, 1, `${sub} ${JSON.stringify(bad)}: ${r.err}`);
       assert.equal(r.out, '');
       assert.equal(r.err, `fatal: invalid project name "${bad}": expected ^[a-z0-9][a-z0-9_-]{0,63}$\n`);
@@ -73,7 +75,7 @@ test('project create: a taken or invalid name → exit 1', async () => {
   }
   assert.equal((await run('project', 'create', 'x'.repeat(64))).code, 0);
   assert.equal((await run('project', 'create', '0a_b-c')).code, 0);
-  assert.deepEqual(await run('project', 'create'), { code: 2, out: '', err: `error: project create needs a project name${hint}` });
+  assert.deepEqual(await run('project', 'create'), { code: 2, out: '', err: `error: service project create needs NAME${hint('project create')}` });
 });
 
 test('project create with git flags; project list redacts the git url', async () => {
@@ -85,7 +87,7 @@ test('project create with git flags; project list redacts the git url', async ()
   await created('plain-git', '--git-url', 'file:///srv/git/beta.git');
   const p = (await row('plain-git'))!;
   assert.deepEqual([p['GIT URL'], p.BRANCH, p.ENABLED], ['file:///srv/git/beta.git', 'main', 'true']);
-  assert.deepEqual(await run('project', 'create', 'nourl', '--git-branch', 'dev'), { code: 2, out: '', err: `error: --git-branch, --git-poll and --git-enabled need --git-url${hint}` });
+  assert.deepEqual(await run('project', 'create', 'nourl', '--git-branch', 'dev'), { code: 2, out: '', err: `error: --git-branch, --git-poll and --git-enabled need --git-url${hint('project create')}` });
   assert.equal((await run('project', 'create', 'badpoll', '--git-url', 'file:///x', '--git-poll', '-1')).code, 2);
   assert.equal((await run('project', 'create', 'badflag', '--git-url', 'file:///x', '--git-enabled=maybe')).code, 2);
   assert.equal(await row('nourl'), undefined);
@@ -142,15 +144,15 @@ test('token create: prints a new token once and stores its digest for the projec
     await s.close();
   }
   assert.deepEqual(await run('token', 'create', '--project', 'nope'), { code: 1, out: '', err: 'fatal: project "nope" not found\n' });
-  assert.deepEqual(await run('token', 'create'), { code: 2, out: '', err: `error: token create needs --project NAME${hint}` });
+  assert.deepEqual(await run('token', 'create'), { code: 2, out: '', err: `error: service token create needs --project NAME${hint('token create')}` });
 });
 
 test('unknown operator subcommands and flags are usage errors (exit 2)', async () => {
   assert.equal((await run('project', 'delete', 'acme')).code, 2);
   assert.equal((await run('project', 'list', '--git-url', 'x')).code, 2);
   assert.equal((await run('token', 'revoke')).code, 2);
-  assert.deepEqual(await run('project', 'create', 'one', 'two'), { code: 2, out: '', err: `error: unexpected argument: two${hint}` });
-  assert.deepEqual(await run('project', 'update', 'acme', 'false'), { code: 2, out: '', err: `error: unexpected argument: false${hint}` });
+  assert.deepEqual(await run('project', 'create', 'one', 'two'), { code: 2, out: '', err: `error: unexpected argument: two${hint('project create')}` });
+  assert.deepEqual(await run('project', 'update', 'acme', 'false'), { code: 2, out: '', err: `error: unexpected argument: false${hint('project update')}` });
   assert.equal((await run('token', 'create', '--project', 'acme', 'extra')).code, 2);
   assert.equal(await row('one'), undefined);
 });

@@ -156,17 +156,17 @@ test('files save: binary content goes as base64; an unreadable --from is an erro
 
 test('usage errors: unknown flag, missing argument, bad -o value, unknown subcommand → error: …, exit 2', async (t) => {
   if (!(await ready(t))) return;
-  const hint = "\nRun 'service --help' for usage.\n";
-  assert.deepEqual(await cli(['jobs', 'list', '--bogus']), { code: 2, out: '', err: `error: unknown flag: --bogus${hint}` });
-  assert.deepEqual(await cli(['jobs', 'get']), { code: 2, out: '', err: `error: service jobs get needs JOB_ID${hint}` });
-  assert.deepEqual(await cli(['files', 'save']), { code: 2, out: '', err: `error: service files save needs NAME${hint}` });
-  assert.deepEqual(await cli(['execs', 'list', '-o', 'yaml']), { code: 2, out: '', err: `error: invalid argument "yaml" for "-o": expected table or json${hint}` });
-  assert.deepEqual(await cli(['jobs', 'run', 'job_x', '--var', 'NOEQUALS']), { code: 2, out: '', err: `error: invalid argument "NOEQUALS" for "--var": expected K=V${hint}` });
-  assert.deepEqual(await cli(['jobs', 'explode']), { code: 2, out: '', err: `error: unknown command "service jobs explode"${hint}` });
+  const hint = (command: string) => `\nRun 'service ${command} --help' for usage.\n`;
+  assert.deepEqual(await cli(['jobs', 'list', '--bogus']), { code: 2, out: '', err: `error: unknown flag: --bogus${hint('jobs list')}` });
+  assert.deepEqual(await cli(['jobs', 'get']), { code: 2, out: '', err: `error: service jobs get needs JOB_ID${hint('jobs get')}` });
+  assert.deepEqual(await cli(['files', 'save']), { code: 2, out: '', err: `error: service files save needs NAME${hint('files save')}` });
+  assert.deepEqual(await cli(['execs', 'list', '-o', 'yaml']), { code: 2, out: '', err: `error: invalid argument "yaml" for "-o": expected table or json${hint('execs list')}` });
+  assert.deepEqual(await cli(['jobs', 'run', 'job_x', '--var', 'NOEQUALS']), { code: 2, out: '', err: `error: invalid argument "NOEQUALS" for "--var": expected K=V${hint('jobs run')}` });
+  assert.deepEqual(await cli(['jobs', 'explode']), { code: 2, out: '', err: `error: unknown jobs command "explode", expected list, get, or run${hint('jobs')}` });
   assert.deepEqual(await cli(['execs', 'list', '--since', 'yesterday']), {
     code: 2,
     out: '',
-    err: `error: invalid argument "yesterday" for "--since": expected an RFC 3339 time (2026-11-24T08:00:00Z) or a date (2026-11-24)${hint}`,
+    err: `error: invalid argument "yesterday" for "--since": expected an RFC 3339 time (2026-11-24T08:00:00Z) or a date (2026-11-24)${hint('execs list')}`,
   });
   assert.equal((await cli(['execs', 'list', '--until', '2026-13-45'])).code, 2);
   assert.equal((await cli(['execs', 'list', '--since', '2026-01-01', '-o', 'json'])).code, 0, 'a date is midnight UTC');

@@ -5,13 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { COMMANDS } from '../cli/command-table.js';
 import { cli } from './helpers/build-cli.js';
 
-const LEAVES = [
-  'serve', 'project create', 'project update', 'project list', 'token create',
-  'jobs list', 'jobs get', 'jobs run', 'execs list', 'execs get', 'execs log', 'execs cancel',
-  'files list', 'files get', 'files save', 'git pull', 'conns list', 'conns test',
-];
+/** Every command of the table, build and bench included. */
+const LEAVES = COMMANDS.map((c) => c.name);
 
 test('every command answers --help and -h with usage, options and an example', async () => {
   const saved = { token: process.env.SERVICE_PROJECT_TOKEN, host: process.env.SERVICE_PLATFORM_HOST };
@@ -27,10 +25,10 @@ test('every command answers --help and -h with usage, options and an example', a
         assert.match(r.out, /\nExamples:\n  npx service /, command);
       }
     }
-    for (const group of ['jobs', 'execs', 'files', 'project']) {
+    for (const group of ['build', 'jobs', 'execs', 'files', 'project', 'conns', 'token', 'git', 'bench']) {
       const r = await cli(group, '--help');
       assert.equal(r.code, 0);
-      assert.match(r.out, new RegExp(`^Usage: service ${group} <command> \\[options\\]\\n\\nCommands:\\n`));
+      assert.match(r.out, new RegExp(`^Usage: service ${group} <command> \\[options\\]\\n\\n.+\\n\\nCommands:\\n`));
     }
     // An argument that would otherwise fail (no such connection) does not matter with --help.
     const conns = await cli('conns', 'test', '--help');

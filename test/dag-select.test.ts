@@ -1,4 +1,4 @@
-// Selection: every row of the §12.3 table, each selector
+// Selection: every row of the selector examples table, each selector
 // form on a 10-node dbt-layout DAG, the A14/A15 error texts, and the
 // 10,000-node timing that justifies the precomputed adjacency.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Git sync in the real daemon (`startDaemon`, api.md §7, §8, §9): the
+// Git sync in the real daemon (`startDaemon`, the operator and client commands): the
 // operator configures a project with `service project create|update`,
 // the daemon picks the change up within 5 s and polls (first poll at once),
 // and `service git pull` prints `pulled=… sha=… created=… updated=…

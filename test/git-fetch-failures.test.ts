@@ -1,5 +1,5 @@
 // Git fetches over HTTP against a real `git http-backend` on 127.0.0.1
-// (api.md §4.20, §7 step 3, §2.5): credentials from the URL or the project
+// (POST /project/git/pull, the fetch step, error responses): credentials from the URL or the project
 // env file reach the remote but never a response, git.last_error, the
 // project resource or a log line; a refused login, an unreachable remote, a
 // remote that disappears in the middle of the pack and a fetch that runs

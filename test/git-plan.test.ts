@@ -61,7 +61,7 @@ test('plan: deletes only files of the last synced tree that the remote dropped a
   assert.deepEqual(planPull(remote, null, local({ 'gone.txt': { kind: 'file', oid: oid('g') } })).deletes, []);
 });
 
-test('plan: symlinks, submodules, temp names, names breaking §2.8 and paths leaving the root are skipped with a reason; an exec-bit change alone writes nothing', () => {
+test('plan: symlinks, submodules, temp names, names breaking the project-file-name rules and paths leaving the root are skipped with a reason; an exec-bit change alone writes nothing', () => {
   const remote: TreeEntry[] = [
     { path: 'link', mode: '120000', oid: oid('x') },
     { path: 'vendor/lib', mode: '160000', oid: 'a'.repeat(40) },

@@ -1,4 +1,4 @@
-// Git sync through POST /project/git/pull (api.md §4.20, §7, §3.7, §11 rows
+// Git sync through POST /project/git/pull (the pull steps, its result, the acceptance rows
 // 25–28) with a real local bare repository as the remote (file:// URL, no
 // network): preconditions, the first pull, add/change/delete with exact
 // lists, no-op pulls, API edits overwritten, files never in the repository

@@ -30,8 +30,8 @@ test('service init writes a project whose models build with passing tests; it ne
   assert.equal(again.err, `fatal: ${join(dir, 'models', 'service_build.yml')} already exists; service init writes a new project and never overwrites files\n`);
   const help = await cli('init', '--help');
   assert.equal(help.code, 0);
-  assert.match(help.out, /^Usage: service init \[dir\]/);
-  assert.match(help.out, /Example:/);
+  assert.match(help.out, /^Usage: service init \[DIR\]/);
+  assert.match(help.out, /\nExamples:\n  npx service init /);
   const bad = await cli('init', '--force');
   assert.equal(bad.code, 2);
   assert.match(bad.err, /^error: unknown flag: --force/);
@@ -41,6 +41,6 @@ test('the package holds dist/, bin/, docs, README and LICENSE — no tests, benc
   // --ignore-scripts: prepack would rebuild dist/ under the other tests' feet.
   const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: join(import.meta.dirname, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
   const files: string[] = packed[0].files.map((f: { path: string }) => f.path);
-  for (const must of ['bin/service.js', 'dist/cli/main.js', 'dist/actors/worker-entry.js', 'LICENSE', 'README.md', 'package.json']) assert.ok(files.includes(must), `${must} is packed`);
+  for (const must of ['bin/service.js', 'dist/cli/main.js', 'dist/actors/worker-entry.js', 'schemas/replication.schema.json', 'docs/cli.md', 'LICENSE', 'README.md', 'package.json']) assert.ok(files.includes(must), `${must} is packed`);
   assert.deepEqual(files.filter((f) => /^(test|bench|\.ci|examples)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts')), []);
 });

@@ -1,5 +1,5 @@
 // Job-file classification: every row of the table, the
-// invalid-YAML rejection with the syntax error's line (§11 #8), and the query
+// invalid-YAML rejection with the syntax error's line (acceptance #8), and the query
 // header rule that separates query files from build models.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,7 +40,7 @@ test('a multi-document file is classified by its first document', () => {
   assert.deepEqual(classifyJobFile('p.yaml', 'other: 1\n---\nsteps: []\n'), { kind: null });
 });
 
-test('invalid YAML cannot be classified: one problem per syntax error, path "", line and column of the error (§11 #8)', () => {
+test('invalid YAML cannot be classified: one problem per syntax error, path "", line and column of the error (acceptance #8)', () => {
   const body = 'source: WAREHOUSE\ntarget: LAKE\nstreams:\n  public.users:\n    mode: full-refresh\n   object: x\n';
   const c = classifyJobFile('replications/bad.yaml', body);
   assert.equal(c.kind, 'invalid-yaml');

@@ -1,5 +1,5 @@
 // Monitor files: the spec example verbatim, every row of the
-// Table with path and position, the §2.7 duration grammar, and how
+// Table with path and position, the duration grammar, and how
 // settings for one table are chosen (later entries win, over defaults).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,7 +35,7 @@ function parsed(text: string): MonitorFile {
   return r.parsed;
 }
 
-test('the §6.5 example is valid and parses into the model', () => {
+test('the documented monitor example is valid and parses into the model', () => {
   const f = parsed(SPEC_EXAMPLE);
   assert.equal(f.connection, 'WAREHOUSE');
   assert.deepEqual(f.defaults, { row_count: true });

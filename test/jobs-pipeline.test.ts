@@ -1,5 +1,5 @@
 // Pipeline files: the spec examples verbatim,
-// every row of the §6.4.5 table with its path and position, type detection
+// every row of the pipeline validation rules with its path and position, type detection
 // from the naming keys, per-type keys and requirements, expressions and
 // templates, referenced files and connection kinds, and the parsed model.
 import { test } from 'node:test';
@@ -70,7 +70,7 @@ steps:
   - log: 'done: {state.load.rows} rows'
 `;
 
-test('the §6.4 example is valid and parses into typed steps', () => {
+test('the documented pipeline example is valid and parses into typed steps', () => {
   const f = parsed(SPEC_EXAMPLE);
   assert.deepEqual(f.env, { NOTIFY_URL: '${NOTIFY_URL}' });
   assert.deepEqual(f.steps.map((s) => [s.type, stepId(s)]), [

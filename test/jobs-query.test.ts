@@ -20,7 +20,7 @@ function statements(text: string): [string, number][] {
   return r.parsed.statements.map((s) => [s.text, s.line]);
 }
 
-test('the §6.6 example is valid: one statement on WAREHOUSE', () => {
+test('the documented query-file example is valid: one statement on WAREHOUSE', () => {
   const text = '-- connection: WAREHOUSE\n-- Rebuild the reporting view.\ncreate or replace view reporting.active_users as\nselect * from public.users where active;\n';
   const r = validateJobFile('queries/refresh.sql', text, ctx(CONNECTIONS));
   assert.deepEqual(r, {

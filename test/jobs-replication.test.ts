@@ -1,6 +1,6 @@
 // Replication files: the spec's examples verbatim, every row of
 // the "Replication validation" table with its path and position, the checks
-// that wait for a defined connection, the defaults merge and the §4.13
+// that wait for a defined connection, the defaults merge and the job-save
 // stream matching used by job saves.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,7 +56,7 @@ env:
   START: '2025-01-01'
 `;
 
-test('the §6.3 example is valid and parses into the model', () => {
+test('the documented replication example is valid and parses into the model', () => {
   const f = parsed(SPEC_EXAMPLE, ctx(CONNECTIONS, ['queries/daily_revenue.sql']));
   assert.equal(f.source, 'WAREHOUSE');
   assert.equal(f.target, 'LAKE');
@@ -67,7 +67,7 @@ test('the §6.3 example is valid and parses into the model', () => {
   assert.deepEqual(f.env, { START: '2025-01-01' });
 });
 
-test('the §4.8 body U is valid', () => {
+test('the file-save request body U is valid', () => {
   const u = "source: WAREHOUSE\ntarget: LAKE\ndefaults:\n  object: '{target_schema}.{stream_table}'\nstreams:\n  public.users:\n    mode: full-refresh\n";
   assert.equal(Buffer.byteLength(u), 132);
   assert.equal(parsed(u, ctx(CONNECTIONS)).streams[0]!.settings.mode, 'full-refresh');

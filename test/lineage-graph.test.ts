@@ -86,7 +86,7 @@ test('service build graph: svg (default), dot and mermaid on stdout; a bad --for
   assert.equal(missing.code, 1);
   assert.match(missing.err, /^fatal: /);
   const help = await runMain(['build', 'graph', '--help']);
-  assert.match(help.out, /--format <value>\s+svg \(default\), dot or mermaid/);
+  assert.match(help.out, /--format svg\|dot\|mermaid\s+output format \(default svg\)/);
 });
 
 test('lineage.view on a worker thread: the same graph and layout as in this thread, a node’s compiled SQL; a big graph is laid out too', async () => {

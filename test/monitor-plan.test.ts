@@ -1,6 +1,6 @@
 // Monitor logic without a database: which objects a run
 // measures (wildcards, schemata.exclude, disabled, baseline added/dropped),
-// the §6.5.2 events, freshness ages, the one statement per object for both
+// the change events, freshness ages, the one statement per object for both
 // targets and how its text values come back as JSON, and the validation
 // of `schemata`.
 import { test } from 'node:test';

@@ -120,7 +120,7 @@ test('acceptance: replication → build → check → log through the daemon: st
   assert.deepEqual((await steps(a, v.exec_id))[0].state, { columns: ['users', 'max_id'], rows: [{ users: 3, max_id: 3 }], row_count: 1 });
 });
 
-test('a failing check aborts with §5.2 error text; steps never reached have no record; unresolved ${NAME}', async (t) => {
+test('a failing check aborts with the failed status and the check error text; steps never reached have no record; unresolved ${NAME}', async (t) => {
   const a = await ready(t);
   if (!a) return;
   const saved = await save(a, 'pipelines/fails.yaml', [

@@ -1,5 +1,4 @@
-// Pipeline steps on real databases (api.md §6.4.2, §6.4.4, §10, build.md
-// §16): query steps on DuckDB (temp file) and PostgreSQL (temp database)
+// Pipeline steps on real databases (query and build steps, output limits): query steps on DuckDB (temp file) and PostgreSQL (temp database)
 // with the 1000-row state limit; build steps on a DuckDB project publishing
 // the run output object as state.<id> (run, failing run, list, compile,
 // select override); model hooks run by the same step runner with model.*,

@@ -1,5 +1,5 @@
-// Replication in every direction among PostgreSQL, DuckDB and files (api.md
-// §6.3), on a 100,000-row table holding every mapped type with NULLs: the
+// Replication in every direction among PostgreSQL, DuckDB and files,
+// on a 100,000-row table holding every mapped type with NULLs: the
 // row count and a checksum of every column match between source and target
 // (sums for numbers, sums of md5 hashes of `id:value` otherwise), and the
 // target column types are the mapped ones, so PostgreSQL → DuckDB →

@@ -1,5 +1,5 @@
 // Replication executions through the daemon's HTTP API on real PostgreSQL
-// and DuckDB (api.md §3.5, §5.1–§5.3, §6.3, §11 rows 17, 20 and 24 with the
+// and DuckDB (tasks, execution states, cancel, replication files, acceptance rows 17, 20 and 24 with the
 // replication bodies the spec names): wildcard expansion into one task per
 // stream sorted within the wildcard, object templates, a stream that fails
 // marks only its own task, disabled streams are skipped, the job's `streams`

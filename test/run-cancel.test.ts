@@ -1,5 +1,5 @@
 /**
- * The compiled binary (build.md §13.4, §14.4, A25): a PostgreSQL smoke run
+ * The compiled binary (SIGINT, exit codes, A25): a PostgreSQL smoke run
  * through dist/'s worker threads, and SIGINT / SIGTERM while a node's query
  * is in flight on PostgreSQL and DuckDB — the query is cancelled, the
  * payload is still printed, the exit code is 130 / 143, and nothing is left

@@ -1,6 +1,6 @@
 /**
- * Failures through `service build run|test` on real databases (build.md
- * §10.2, §13.3, §15.3, A10–A13): the skip cascade with its exact payload and
+ * Failures through `service build run|test` on real databases (data
+ * test outcomes, skips and fail-fast, the summary, A10–A13): the skip cascade with its exact payload and
  * text output, fail-fast, data-test severities and relationships, and the
  * `test` command's statuses.
  */
@@ -30,12 +30,12 @@ const QA = {
 const WARN_MSG = `model 'customers' test "not_null(email)" failed: 1 violating row(s) (severity: warn)`;
 const REL_MSG = `model 'orders' test "relationships(customer_id -> customers.id)" failed: 1 violating row(s)`;
 
-/** Progress lines without dots and durations: `INF [1/4] public.a (full-refresh) OK`. */
+/** Progress lines without dots, durations and row counts: `INF [1/4] public.a (full-refresh) OK`. */
 const progress = (err: string) =>
   logLines(err)
     .map((l) => l.replace(/^\S+ \S+ (?=[A-Z]{3} \[)/, ''))
     .filter((l) => /^[A-Z]{3} \[\d+\/\d+\]/.test(l))
-    .map((l) => l.replace(/ \.{3,} /, ' ').replace(/ \((\d+ms|\d+\.\ds)\)$/, ''));
+    .map((l) => l.replace(/ \.{3,} /, ' ').replace(/ \((\d+ms|\d+\.\ds)\)( \[\d+ rows?\])?$/, ''));
 
 for (const wh of [duckWarehouse(), pgWh]) {
   describe(`failures on ${wh.kind}`, () => {

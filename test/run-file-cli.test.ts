@@ -141,11 +141,11 @@ test('usage and file errors: exit 2 for usage, 1 for a missing, plain or invalid
     'bad.yaml': 'connection: W\nobjects:\n  public.orders:\n    freshness_column: ts\n    freshness_threshold: soon\n',
   });
   const none = await serviceRun([]);
-  assert.deepEqual([none.code, none.err], [2, "error: service run needs a job file: service run <file>\nRun 'service run --help' for usage.\n"]);
+  assert.deepEqual([none.code, none.err], [2, "error: service run needs FILE\nRun 'service run --help' for usage.\n"]);
   assert.equal((await serviceRun(['a.yaml', '--bogus'])).code, 2);
   assert.equal((await serviceRun(['a.yaml', 'b.yaml'])).code, 2);
   const help = await serviceRun(['--help']);
-  assert.deepEqual([help.code, help.out.startsWith('Usage: service run <file>')], [0, true]);
+  assert.deepEqual([help.code, help.out.startsWith('Usage: service run <FILE>')], [0, true]);
   const missing = await serviceRun([path.join(dir, 'nope.yaml')]);
   assert.deepEqual([missing.code, missing.err], [1, `fatal: job file ${JSON.stringify(path.join(dir, 'nope.yaml'))} does not exist\n`]);
   const plain = await serviceRun([path.join(dir, 'notes.txt')]);

@@ -1,13 +1,13 @@
 /**
  * Incremental models through `service build run` on real databases
- * (build.md §8, §9, A8, A16, A17): the service-style watermark flow, the
+ * (incremental models, ranges, A8, A16, A17): the service-style watermark flow, the
  * three merge strategies, dbt style with `{{ this }}`, `--range` chunks and
  * the chunk-failure resume hint.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../engine/state/sqlite-database.js';
 import { build, compiledNode, logLines, warehouseCreated, withEnv, writeFiles } from './helpers/build-cli.js';
 import { payload, record, statusRows } from './helpers/run-payload.js';
 import { duckWarehouse, pgWarehouse } from './helpers/warehouse.js';
@@ -139,7 +139,7 @@ describe('A16 --range', () => {
       assert.equal(record(run2, 'public.orders_inc').rows, 2);
     });
     const stateRow = () => {
-      const db = new Database(state, { readonly: true });
+      const db = openDatabase(state, { readonly: true });
       try {
         return db.prepare("select value, updated_at from service_build_watermarks where model = 'public.orders_inc'").get();
       } finally {

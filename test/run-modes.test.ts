@@ -1,6 +1,6 @@
 /**
- * `service build run` end to end on real DuckDB and PostgreSQL (build.md §7,
- * §13.1, §A20): every mode twice in a row with exact row counts, the
+ * `service build run` end to end on real DuckDB and PostgreSQL (materialization,
+ * preparation, A20): every mode twice in a row with exact row counts, the
  * view↔table switch, `--full-refresh`, pre/post statements, and no temp
  * table left behind after a success or a failure.
  */

@@ -205,14 +205,15 @@ describe('A22 DuckDB thread cap', () => {
     const lines = logLines(r.err);
     assert.ok(lines.includes("INF target 'DUCK' is single-writer (duckdb): threads capped from 8 to 1"), r.err);
     // One at a time: every START is followed by that node's OK before the next START.
-    const progress = lines.filter((l) => /^INF \[\d\/3\]/.test(l)).map((l) => l.replace(/ \.+ /, ' ').replace(/ \(\d+ms\)$| \(\d+\.\d+s\)$/, ''));
+    // A finished table or seed line ends with the rows the target reported; a view's does not.
+    const progress = lines.filter((l) => /^INF \[\d\/3\]/.test(l)).map((l) => l.replace(/ \.+ /, ' ').replace(/ \(\d+ms\)| \(\d+\.\d+s\)/, ''));
     assert.deepEqual(progress, [
       'INF [1/3] public.raw_orders (seed) START',
-      'INF [1/3] public.raw_orders (seed) OK',
+      'INF [1/3] public.raw_orders (seed) OK [3 rows]',
       'INF [2/3] staging.stg_orders (view) START',
       'INF [2/3] staging.stg_orders (view) OK',
       'INF [3/3] marts.fct_orders (full-refresh) START',
-      'INF [3/3] marts.fct_orders (full-refresh) OK',
+      'INF [3/3] marts.fct_orders (full-refresh) OK [2 rows]',
     ]);
   });
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../engine/state/sqlite-database.js';
 import { main } from '../cli/main.js';
 
 async function run(dir: string, extra: string[] = [], env: Record<string, string> = {}) {
@@ -36,7 +36,7 @@ function project(frontMatterRange: string): string {
 }
 
 const stored = (dir: string) =>
-  (new Database(join(dir, 'state.db')).prepare('select value from service_build_watermarks where model = ?').get('public.inc') as { value: string } | undefined)?.value;
+  (openDatabase(join(dir, 'state.db')).prepare('select value from service_build_watermarks where model = ?').get('public.inc') as { value: string } | undefined)?.value;
 
 test('range.advance pages one window per run and stores the upper bound', async () => {
   const dir = project("range: {start: '2024-01-01', advance: 14d}\n");
@@ -62,7 +62,7 @@ test('a stored watermark (tier A) bounds the next incremental run; --range leave
   const dir = project('');
   assert.equal((await run(dir)).code, 0);
   assert.match(stored(dir) ?? '', /^'2024-02-03 00:00:00'$/);
-  new Database(join(dir, 'state.db')).prepare("update service_build_watermarks set value = '''2024-01-10 00:00:00''' where model = 'public.inc'").run();
+  openDatabase(join(dir, 'state.db')).prepare("update service_build_watermarks set value = '''2024-01-10 00:00:00''' where model = 'public.inc'").run();
   const r = await run(dir, ['-s', 'inc']);
   assert.match(r.err, /"updated_at" > '2024-01-10 00:00:00'/);
   assert.equal(r.payload.results[0].rows, 2);

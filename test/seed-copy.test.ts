@@ -1,7 +1,7 @@
 // COPY encoding of seed rows (engine/seeds/csv-encode.ts), checked by loading
 // into a real PostgreSQL: '' stays distinct from NULL, '007' keeps its zeros,
 // commas/quotes/newlines and a lone `\.` survive, and typed seed renderings
-// (A7 and JSON seeds) are accepted by the §11.3 PostgreSQL column types.
+// (A7 and JSON seeds) are accepted by the inferred PostgreSQL column types.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';

@@ -1,5 +1,5 @@
-// readSeedTable: the file-level entry for CSV/JSON seeds (spec build.md §11.2,
-// §11.4, §11.5): decoding, dispatch by format, and the two error shapes.
+// readSeedTable: the file-level entry for CSV/JSON seeds (CSV parsing,
+// JSON and Parquet seeds, seed loading): decoding, dispatch by format, and the two error shapes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
+import { openDatabase, pragma } from '../engine/state/sqlite-database.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
 import { runStoreContract } from './store-contract.js';
 
@@ -20,7 +20,7 @@ test('SQLite state store contract', async (t) => {
   await runStoreContract(t, {
     location: async () => join(dir, `case-${++n}`, 'state.db'),
     schemaVersions: async (location) => {
-      const db = new Database(location, { readonly: true });
+      const db = openDatabase(location, { readonly: true });
       try {
         return (db.prepare('SELECT version FROM schema_version ORDER BY version').all() as { version: number }[]).map((r) => r.version);
       } finally {
@@ -34,9 +34,9 @@ test('the file and its directories are created, in WAL mode with foreign keys on
   const file = join(dir, 'a', 'b', 'state.db');
   const store = await openStateStore(file);
   await store.close();
-  const db = new Database(file);
+  const db = openDatabase(file);
   try {
-    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.deepEqual(pragma(db, 'journal_mode'), { journal_mode: 'wal' });
     assert.ok((db.prepare("SELECT name FROM sqlite_master WHERE name = 'executions_one_running_per_job'").get()), 'partial unique index exists');
   } finally {
     db.close();
@@ -45,7 +45,7 @@ test('the file and its directories are created, in WAL mode with foreign keys on
 
 test('a state file written by the pre-migration watermark store is migrated in place', async () => {
   const file = join(dir, 'legacy.db');
-  const legacy = new Database(file);
+  const legacy = openDatabase(file);
   legacy.exec('CREATE TABLE IF NOT EXISTS service_build_watermarks (target TEXT NOT NULL, model TEXT NOT NULL, value TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (target, model))');
   legacy.prepare('INSERT INTO service_build_watermarks VALUES (?, ?, ?, ?)').run('DUCK', 'public.inc', "'2024-02-03'", '2025-01-01T00:00:00.000Z');
   legacy.close();
@@ -61,7 +61,7 @@ test('a state file written by the pre-migration watermark store is migrated in p
 test('a store from a newer release is refused', async () => {
   const file = join(dir, 'newer.db');
   await (await openStateStore(file)).close();
-  const db = new Database(file);
+  const db = openDatabase(file);
   db.prepare("INSERT INTO schema_version VALUES (99, 'future', '2030-01-01T00:00:00.000Z')").run();
   db.close();
   await assert.rejects(openStateStore(file), /state store schema version 99 is newer than this service supports \(1\)/);

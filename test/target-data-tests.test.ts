@@ -18,7 +18,7 @@ const ctx = { source: 'env_var' as const, baseDir: '/', cwd: '/' };
 const T: Relation = { schema: 'qa', name: 'orders' };
 const P: Relation = { schema: 'qa', name: 'customers' };
 
-test('data test SQL and labels follow §10.1 exactly', () => {
+test('data test SQL and labels follow the declared kinds exactly', () => {
   assert.deepEqual(dataTestSql({ kind: 'not_null', columns: ['c1', 'c2'] }, T), {
     sql: 'SELECT count(*) FROM "qa"."orders" WHERE "c1" IS NULL OR "c2" IS NULL',
     label: 'not_null(c1, c2)',
@@ -42,7 +42,7 @@ test('data test SQL and labels follow §10.1 exactly', () => {
   assert.equal(dataTestSql({ kind: 'not_null', columns: ['Weird"Col'] }, { schema: 'A b', name: 'x' }).sql, 'SELECT count(*) FROM "A b"."x" WHERE "Weird""Col" IS NULL');
 });
 
-test('data test outcome messages follow §10.2', () => {
+test('data test outcome messages are exact', () => {
   assert.equal(dataTestFailedMessage('customers', 'not_null(email)', 1, 'warn'), `model 'customers' test "not_null(email)" failed: 1 violating row(s) (severity: warn)`);
   assert.equal(dataTestFailedMessage('orders', 'unique(id)', 2, 'error'), `model 'orders' test "unique(id)" failed: 2 violating row(s)`);
   assert.equal(dataTestExecPrefix('orders', 'expr(x)'), `model 'orders' test "expr(x)" failed to execute`);

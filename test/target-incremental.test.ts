@@ -2,7 +2,7 @@
  * On real PostgreSQL and DuckDB: stage into the temp relation,
  * merge with each strategy (exact resulting rows, including an updated row),
  * temp tables gone afterwards on success and failure, and the tier-B
- * watermark probe with its §8.4 literal per column type.
+ * watermark probe with its literal per column type.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -91,7 +91,7 @@ async function scenarios(t: TestContext, s: TargetSession, probe: Probe, tmpLeft
     assert.deepEqual(await tmpLeft(), []);
   });
 
-  await t.test('stage and merge failures carry the §8.7 prefixes and leave no temp', async () => {
+  await t.test('stage and merge failures carry their stage prefixes and leave no temp', async () => {
     await s.fullRefresh(T, BASE, opts);
     assert.match(await chainOf(s.stage(T, 'select * from missing_source', opts)), /^could not create temp table for incremental merge on 'orders': .*missing_source/);
     const staged = await s.stage(T, `select 'not a number' as id`, opts);
@@ -100,7 +100,7 @@ async function scenarios(t: TestContext, s: TargetSession, probe: Probe, tmpLeft
     assert.deepEqual(await rows(), EXPECTED.insert.slice(0, 3), 'target unchanged by the failed merge');
   });
 
-  await t.test('maxValue formats §8.4 literals per type', async () => {
+  await t.test('maxValue formats literals per type', async () => {
     const W: Relation = { schema: 'public', name: 'wm' };
     await s.exec(`create table public.wm (i integer, n numeric(10,2), d date, ts timestamp, tz timestamptz, whole timestamp, s text, b boolean)`);
     assert.deepEqual(await s.maxValue(W, 'i'), { literal: null, dataType: (await s.columnType(W, 'i'))!, category: 'number' });

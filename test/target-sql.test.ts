@@ -1,6 +1,6 @@
 /**
- * SQL text the spec pins down (§7.3 temp names, §7.6–§7.8, §8.4 literals,
- * Merge shapes) and target selection (§3.4 messages), without a
+ * SQL text the spec pins down (temp names, truncate, append, drops, incremental literals,
+ * Merge shapes) and target selection (the unsupported-target message), without a
  * database: these are the strings both targets execute.
  */
 import assert from 'node:assert/strict';
@@ -67,7 +67,7 @@ test('literal formats', () => {
   assert.equal(formatLiteral('number', null), null);
 });
 
-test('column types map to §8.4 categories per dialect', () => {
+test('column types map to literal categories per dialect', () => {
   const pg = (t: string) => postgresDialect.valueCategory(t);
   assert.deepEqual(['integer', 'numeric', 'date', 'timestamp without time zone', 'timestamp with time zone', 'text', 'boolean'].map(pg), ['number', 'number', 'date', 'timestamp', 'timestamptz', 'string', 'boolean']);
   const dk = (t: string) => duckdbDialect.valueCategory(t);
@@ -91,7 +91,7 @@ test('Parquet column types map to PostgreSQL types', () => {
   );
 });
 
-test('openTarget picks the target by type and rejects others with the §3.4 message', () => {
+test('openTarget picks the target by type and rejects others with the unsupported-target message', () => {
   const snow = connectionFromEntry('SNOW', { type: 'snowflake', account: 'x' }, ctx);
   assert.throws(
     () => openTarget(snow),

@@ -38,7 +38,7 @@ export interface ExecutionDeps {
   /** Lookup after run and job vars: the project env file, the host env file, the process environment. */
   readonly envLookup: (projectId: string) => (name: string) => string | undefined;
   readonly lines: LineRouter;
-  /** The project root (§8 layout: `<data-dir>/projects/<id>/files`); pipelines need it. */
+  /** The project root (`<data-dir>/projects/<id>/files`); pipelines need it. */
   readonly projectRoot?: (projectId: string) => string;
   /** `--allow-command-steps`: pipeline `command` steps run only when true. */
   readonly allowCommandSteps?: boolean;

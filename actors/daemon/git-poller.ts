@@ -21,7 +21,7 @@ export interface GitPollerDeps {
   readonly store: StateStore;
   readonly pull: (projectId: string, options: PullOptions) => Promise<GitPullResult>;
   readonly logger: Logger;
-  /** How often settings are re-read and due polls started; default 5 s (§9.2: changes are seen within 5 s). */
+  /** How often settings are re-read and due polls started; default 5 s (`service project update` promises changes are seen within 5 s). */
   readonly tickMs?: number;
   /** Injected clock (epoch ms). */
   readonly now?: () => number;

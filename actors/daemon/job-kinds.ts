@@ -27,7 +27,7 @@ export interface KindContext {
   readonly connections: ConnectionRegistry;
   /** `${NAME}` lookup: run vars, job vars, then the env layers. */
   readonly lookup: (name: string) => string | undefined;
-  /** The project root (§8 layout): pipeline steps resolve project files against it. */
+  /** The project root (`<data-dir>/projects/<id>/files`): pipeline steps resolve project files against it. */
   readonly projectRoot?: string;
   /** `--allow-command-steps`. */
   readonly allowCommandSteps?: boolean;

@@ -3,7 +3,7 @@
  * a PostgreSQL target (the worker's cached Target, see worker-targets.ts).
  * Cancellation asks the database to stop (`Target.cancel` →
  * `pg_cancel_backend`); the thread is never killed. Log lines (warnings,
- * `-d` SQL and chunk lines, the §9.3 resume hint) go back to the host on
+ * `-d` SQL and chunk lines, the chunk resume hint) go back to the host on
  * the run's log channel (task-log.ts).
  */
 import type { Connection } from '../../engine/connections/connection.js';

@@ -19,7 +19,7 @@ import type { BuildArgs, BuildCommand } from './args.js';
 import { commandHelp } from './help.js';
 
 export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
-  const command = args.command!;
+  const command = args.command;
   // Guard: `run` with no config, no --target and no -R prints help without walking the tree —
   // but a path that does not exist is an error, and the help comes with the reason nothing ran.
   if (command === 'run' && args.target === undefined && !args.recursive) {
@@ -27,7 +27,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
     try {
       abs = resolveBuildPath(args.path);
     } catch (err) {
-      return printFatal(err, io);
+      return printFatal(err, io, undefined, `build ${command}`);
     }
     if (findConfigFiles(abs).length === 0) {
       io.err(`nothing to run: ${abs} has no service_build.yml and no --target was given\n`);
@@ -42,7 +42,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
     const { runBuild } = await import('./stages.js');
     return await runBuild(args, command, logger, io, ahead);
   } catch (err) {
-    return printFatal(err, io);
+    return printFatal(err, io, undefined, `build ${command}`);
   } finally {
     await ahead?.target.close().catch(() => {});
   }

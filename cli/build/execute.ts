@@ -2,8 +2,7 @@
  * `run` and `test` on one prepared project: the host-neutral execution of
  * actors/build-execute.ts plus what only the CLI does — progress lines from
  * the actor's events and SIGINT / SIGTERM handling (cancel in the database,
- * exit 130 / 143) — returning the result records in DAG order (build.md
- * §13, §15).
+ * exit 130 / 143) — returning the result records in DAG order.
  */
 import type { TestResult } from '../../engine/build/node-task.js';
 import type { BuildActor, ModelHooks } from '../../actors/build-run.js';
@@ -12,7 +11,7 @@ import { executeBuild, newRunId, nodeKind } from '../../actors/build-execute.js'
 import type { PreparedBuild } from '../../engine/build/prepare.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { BuildArgs } from './args.js';
-import { progressLine, formatDuration, type ResultRecord } from './render-run.js';
+import { progressLine, formatDuration, rowsNote, type ResultRecord } from './render-run.js';
 
 export { newRunId };
 
@@ -71,7 +70,11 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
           actor.events.on('node.start', (e) => logger.log('info', progressLine(e.index, e.total, e.node.table, nodeKind(e.node), 'START')));
           actor.events.on('node.finish', (e) => {
             const word =
-              e.status === 'skipped' ? 'SKIP' : e.status === 'error' ? `FAIL (${formatDuration(e.durationMs)})` : `${e.result && e.result.warnings.length > 0 ? 'WARN' : 'OK'} (${formatDuration(e.durationMs)})`;
+              e.status === 'skipped'
+                ? 'SKIP'
+                : e.status === 'error'
+                  ? `FAIL (${formatDuration(e.durationMs)})${rowsNote(nodeKind(e.node), e.result?.rows)}`
+                  : `${e.result && e.result.warnings.length > 0 ? 'WARN' : 'OK'} (${formatDuration(e.durationMs)})${rowsNote(nodeKind(e.node), e.result?.rows)}`;
             logger.log(e.status === 'error' ? 'error' : 'info', progressLine(e.index, e.total, e.node.table, nodeKind(e.node), word));
           });
         }

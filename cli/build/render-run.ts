@@ -25,6 +25,17 @@ export function progressLine(index: number, total: number, table: string, kind: 
   return `${prefix}${'.'.repeat(Math.max(3, 70 - prefix.length))} ${word}`;
 }
 
+/**
+ * What a finished node's progress line appends after its duration: the rows
+ * the target reported for a table, an incremental merge or a seed
+ * (` [3 rows]`). A view holds no rows of its own and a `test` run writes
+ * none, so their lines end at the duration, as do skipped nodes.
+ */
+export function rowsNote(kind: string, rows: number | undefined): string {
+  if (rows === undefined || kind === 'view' || kind === 'test') return '';
+  return ` [${rows} row${rows === 1 ? '' : 's'}]`;
+}
+
 export function summaryLine(ms: number, p: Pick<RunPayload, 'ok' | 'failed' | 'skipped'>): string {
   return `Build Completed in ${formatDuration(ms)} | ${p.ok} Successes | ${p.failed} Failures${p.skipped > 0 ? ` | ${p.skipped} Skipped` : ''}`;
 }

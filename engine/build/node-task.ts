@@ -85,7 +85,7 @@ export interface NodeOutcome {
   /**
    * Set when the model failed after it was written (a data test with
    * severity error): the node's error text. The node is an error, yet its
-   * rows still count (§7.9; A12 reports the failing `orders` with rows 2).
+   * rows still count (a model that fails a data test still reports the rows it wrote).
    */
   readonly failure?: string;
   /** Every data test that ran, in order (a failing one last). */

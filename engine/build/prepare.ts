@@ -3,7 +3,7 @@
  * project, resolve the target connection, compile, select. `list` stops
  * after selection without touching the target; `compile` only looks up the
  * target's type; `run`/`test` go on to execute. Independent sub-projects
- * (`-R` with no root config, §17) are prepared one by one.
+ * (`-R` with no root config) are prepared one by one.
  */
 import { join } from 'node:path';
 import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
@@ -82,7 +82,7 @@ type CompiledBuild = Omit<PreparedBuild, 'selected'>;
 
 /** Load, target resolution and compile: everything before selection. */
 function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
-  // -R with a root config: the child projects' files join this DAG (§17 merged mode).
+  // -R with a root config: the child projects' files join this DAG (merged `-R` mode).
   const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
   const project = loadProject(req.path, { ...req, logger, mergeChildren });
   const targetName = project.settings.target ?? '';

@@ -1,8 +1,8 @@
 /**
  * Name resolution for templates and rewriting: a node is found by its name,
  * its prod name (`schema.table` / `db.schema.table`) or, for dependency
- * detection, its current full name, all case-insensitively (build.md §6.2,
- * §6.5). Built once per compile; lookups are O(1).
+ * detection, its current full name, all case-insensitively (for ref(),
+ * source() and reference rewriting). Built once per compile; lookups are O(1).
  */
 import type { NodeName } from '../project/naming.js';
 

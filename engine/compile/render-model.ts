@@ -54,7 +54,7 @@ export interface RenderedModel {
 
 const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
-/** Template text before Jinja (§6.1 steps 3–5): cached per model by the caller. */
+/** Template text before Jinja (front-matter, config() and `@name` handled): cached per model by the caller. */
 export function prepareTemplate(env: RenderEnv, model: ModelSource): PreparedTemplate {
   const self = model.name.toLowerCase();
   const atRefs: IndexedNode[] = [];
@@ -159,7 +159,7 @@ function rewriteRefs(env: RenderEnv, sql: string, self: string, deps: Set<string
     if (!n || n.name.toLowerCase() === self) return undefined;
     deps.add(n.name.toLowerCase());
     const current = nameParts(n.naming);
-    // Already the current name (what ref()/@name rendered, §4.3): keep it as
+    // Already the current name (what ref()/@name rendered, quoted): keep it as
     // written, or `public."Orders"` would come back as `"public"."Orders"`.
     if (current.length === ref.parts.length && current.every((p, i) => p === ref.parts[i])) return undefined;
     return current;

@@ -2,7 +2,7 @@
  * Connections as plain, JSON-safe data: a resolved connection crosses the
  * worker-thread boundary inside a task, so it carries no sockets or handles,
  * only what a driver needs to open one. Paths are already absolute (DuckDB
- * relative paths are resolved when the source is read, build.md §3.4).
+ * relative paths are resolved when the source is read).
  *
  * `type` is the discriminant. Connections the service cannot use keep their
  * declared type for listing (`unsupported`), and an entry that is malformed

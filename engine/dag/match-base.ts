@@ -1,11 +1,11 @@
 /**
- * The selector bases that may legitimately match nothing (spec build.md §12.2
- * rules 3, 4, 5, 7 and 8): `tag:`, `path:`, `config.<key>:<value>`, file
+ * The selector bases that may legitimately match nothing (selector
+ * grammar rules 3, 4, 5, 7 and 8): `tag:`, `path:`, `config.<key>:<value>`, file
  * globs (anything with `/`) and name globs. Exact names are not handled here
  * because an unknown exact name is an error whose wording depends on where
  * the name appears; `matchBase` returns undefined for them.
  *
- * Globs follow §12.2: `*` crosses `.` and `/`, `?` is one character, `[…]`
+ * Globs follow the selector grammar: `*` crosses `.` and `/`, `?` is one character, `[…]`
  * classes and `{a,b}` alternation. picomatch gives that with `bash: true`
  * (a single `*` behaves as a globstar) and `dot: true`; negation (`!x`) and
  * extglobs (`@(x)`) are switched off because the grammar has neither, and

@@ -75,7 +75,7 @@ function resolveItem(index: GraphIndex, item: string): Iterable<number> {
   }
   if (item.includes('+')) throw invalidPattern(item);
 
-  // slice() declines items with `/` or `:`, so trying it first keeps §12.2's
+  // slice() declines items with `/` or `:`, so trying it first keeps the selector grammar's
   // rule order: tag/path/config (all contain `:`), slice, then globs.
   const matched = slice(index, item) ?? matchBase(index, item, item);
   if (matched) return matched;
@@ -91,7 +91,7 @@ interface GraphOperator {
 }
 
 /**
- * `[N]+X`, `X+[N]`, `[N]+X+[M]` (§12.2 rule 2), or undefined when the item has
+ * `[N]+X`, `X+[N]`, `[N]+X+[M]` (the selector grammar rule 2), or undefined when the item has
  * neither a leading nor a trailing operator. A `+` left inside the base, an
  * `@` base (operators do not nest) or an empty base makes the item invalid.
  */
@@ -118,7 +118,7 @@ function resolveBase(index: GraphIndex, base: string, pattern: string): number[]
 }
 
 /**
- * `A-B` (§12.2 rule 6): {A, B} ∪ (descendants(A) ∩ ancestors(B)) when some
+ * `A-B` (the selector grammar rule 6): {A, B} ∪ (descendants(A) ∩ ancestors(B)) when some
  * `-` (not at either end) splits the item into two node names; names may
  * themselves contain `-`, so every split is tried, leftmost first.
  */

@@ -20,7 +20,7 @@ const MAX_SYMLINK_HOPS = 40;
 const invalid = (name: string, what: string): string => `invalid file name ${JSON.stringify(name)}: ${what}`;
 
 /**
- * The message of the first lexical §2.8 rule `name` breaks, or null when it
+ * The message of the first lexical project-file-name rule `name` breaks, or null when it
  * passes all of them (the root-containment rule is not checked here).
  */
 export function fileNameProblem(name: string): string | null {
@@ -41,7 +41,7 @@ export function fileNameProblem(name: string): string | null {
 }
 
 /**
- * Checks every §2.8 rule in order and returns the absolute (lexical) path of
+ * Checks every project-file-name rule in order and returns the absolute (lexical) path of
  * `name` under `root`. Throws EngineError 'bad_request' with the spec message.
  */
 export function validateFileName(name: string, root: string): string {

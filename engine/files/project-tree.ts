@@ -140,7 +140,7 @@ export class ProjectTree {
   /**
    * Every entry whose name starts with `prefix`, recursively, sorted by
    * name in byte order, directories as their own entries. Never listed: `.git`,
-   * names breaking §2.8, in-flight temporaries, special files, symlinks that
+   * names breaking the project-file-name rules, in-flight temporaries, special files, symlinks that
    * dangle or leave the root; symlinked directories are listed, not entered.
    */
   async list(options: ListOptions = {}): Promise<ProjectFile[]> {

@@ -1,5 +1,5 @@
 /**
- * The git metadata of one project (api.md §7, §8 layout): a bare repository
+ * The git metadata of one project (kept outside the project tree): a bare repository
  * at `projects/<id>/git/`, outside the project root, so the tree itself has
  * no `.git`. A pull fetches the configured branch into `refs/service/fetched`
  * and, once the tree matches it, moves `refs/service/synced` there — that

@@ -1,8 +1,8 @@
 /**
- * `POST /project/git/pull` and the poller's pull (api.md §7 steps 1–8), one
+ * `POST /project/git/pull` and the poller's pull (configured → fetch → compare → reconcile → jobs → record), one
  * code path:
  *
- *   1. take the project lock (the one file saves take, §2.8) for the whole
+ *   1. take the project lock (the one file saves take) for the whole
  *      pull, so pulls of a project and file writes run one at a time;
  *   2. not configured / disabled → 409;
  *   3. roll back a pull a crash interrupted, then fetch the branch into the
@@ -31,7 +31,7 @@ import { localStates } from './local-files.js';
 import { pathsToInspect, planPull, skipReason } from './pull-plan.js';
 import { recoverInterruptedPull, TreeTransaction } from './tree-transaction.js';
 
-/** api.md §3.7. */
+/** The answer of a pull: what changed and what is invalid. */
 export interface GitPullResult {
   readonly pulled: boolean;
   readonly created: number;

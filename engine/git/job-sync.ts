@@ -1,5 +1,5 @@
 /**
- * Jobs after a pull (api.md §7 steps 6–7), with the rules and helpers of a
+ * Jobs after a pull (re-validated job files, default jobs, deactivated jobs), with the rules and helpers of a
  * file save (engine/projects): every changed file is validated against the
  * tree as the pull left it;
  *   - a valid job file without a default job gets one — exactly once, as

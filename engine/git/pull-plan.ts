@@ -1,5 +1,5 @@
 /**
- * What a pull changes in the project tree (api.md §7 step 5, remote wins),
+ * What a pull changes in the project tree (remote wins),
  * as a pure function of three views: the remote commit's tree, the tree of
  * the last synced commit (null on a first pull, or when the mirror lost it),
  * and what is on disk now at each of those paths.
@@ -9,7 +9,7 @@
  *   - a regular file of the last synced tree that the remote tree no longer
  *     has and that is still a file locally → deleted;
  *   - files that were never in the repository are not looked at;
- *   - symlinks, submodules and names breaking §2.8 are skipped with a reason.
+ *   - symlinks, submodules and names breaking the project-file-name rules are skipped with a reason.
  *
  * Writes and deletes are sorted by name (byte order) so results and the
  * order of work are deterministic.
@@ -21,7 +21,7 @@ import type { TreeEntry } from './git-mirror.js';
 /**
  * A path on disk: missing, a regular file with its git blob id, something
  * else in the way (a directory, a special file: writing there fails and the
- * pull rolls back), or a name the tree refuses (§2.8, e.g. through a symlink
+ * pull rolls back), or a name the tree refuses (e.g. through a symlink
  * leaving the root).
  */
 export type LocalState =

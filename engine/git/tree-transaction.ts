@@ -1,5 +1,5 @@
 /**
- * Applies a pull plan to the project tree all or nothing (api.md §7: a
+ * Applies a pull plan to the project tree all or nothing (a
  * failed pull leaves the tree exactly as it was).
  *
  * Before anything changes, the whole plan is written as a journal

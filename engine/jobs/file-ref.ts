@@ -2,7 +2,7 @@
  * Project-file references in job files: `file://<path>` values,
  * a replication step's `path` and a build step's `build` name files of the
  * project tree and must exist when the job file is saved. A name that breaks
- * the §2.8 shape rules (absolute, `..`, backslash, …) cannot name a project
+ * the project-file-name rules (absolute, `..`, backslash, …) cannot name a project
  * file, so it is reported as missing without asking the injected callback —
  * the callback never sees a path that could leave the project root.
  */

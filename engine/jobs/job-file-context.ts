@@ -10,7 +10,7 @@ export type JobKind = 'replication' | 'pipeline' | 'monitor' | 'query';
 export const JOB_KINDS: readonly JobKind[] = ['replication', 'pipeline', 'monitor', 'query'];
 
 export interface JobFileContext {
-  /** True when the project file or directory `path` (a §2.8 name, already shape-checked) exists. */
+  /** True when the project file or directory `path` (a project file name, already shape-checked) exists. */
   fileExists(path: string): boolean;
   /** Kind of a connection defined now; undefined = not defined at save time (kind checks then wait for the run). */
   connectionKind(name: string): ConnectionKind | undefined;

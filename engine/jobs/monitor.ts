@@ -1,7 +1,7 @@
 /**
  * Monitor files: the validated model, the rule that picks the
  * settings for one table (entries apply in order, a later matching entry
- * replaces earlier ones, over `defaults`), and validation with the §6.5.4
+ * replaces earlier ones, over `defaults`), and validation with the monitor
  * messages. `schemata.exclude` (Sling's key of the same name) lists glob
  * patterns over `schema.table` for tables that come and go (`*.*_tmp`):
  * wildcards never resolve them and they raise no schema-change events.
@@ -11,12 +11,14 @@ import {
   readStringList, requireEntry, type EnvValue, type Scope,
 } from './fields.js';
 import { parseJobDuration } from './job-duration.js';
+import { MonitorSettingsShape, MonitorShape } from './job-file-shapes.js';
+import { keysOf } from '../schemas/shape.js';
 import type { PathSeg } from './problem.js';
 import { isWildcardKey, wildcardMatches } from './replication-model.js';
 import type { YEntry, YMap, YNode } from './yaml-tree.js';
 
-export const MONITOR_METRICS = ['null_count', 'unique_count', 'min_max'] as const;
-export type MonitorMetric = (typeof MONITOR_METRICS)[number];
+import { MONITOR_METRICS, type MonitorMetric } from './monitor-metrics.js';
+export { MONITOR_METRICS, type MonitorMetric };
 
 export interface MonitorSettings {
   readonly row_count?: boolean;
@@ -53,9 +55,9 @@ export interface MonitorSchemata {
 const OBJECT_NAME = /^[A-Za-z0-9_$]+\.(?:[A-Za-z0-9_$]+|[A-Za-z0-9_$]*\*)$/;
 /** A `schemata.exclude` pattern: `schema.table` where either part may hold `*` and `?`. */
 const EXCLUDE_PATTERN = /^[A-Za-z0-9_$*?]+\.[A-Za-z0-9_$*?]+$/;
-const TOP_KEYS = new Set(['connection', 'objects', 'defaults', 'schemata', 'env']);
-const SCHEMATA_KEYS = new Set(['exclude']);
-const SETTING_KEYS = new Set(['row_count', 'freshness_column', 'freshness_threshold', 'columns', 'disabled']);
+const TOP_KEYS = keysOf(MonitorShape);
+const SCHEMATA_KEYS = keysOf(MonitorShape.schema.schemata);
+const SETTING_KEYS = keysOf(MonitorSettingsShape);
 
 /** Settings for `table` (`schema.table`): the last matching entry over `defaults`; undefined when none matches. */
 export function monitorSettingsFor(file: MonitorFile, table: string): MonitorSettings | undefined {

@@ -5,6 +5,8 @@
  * in step strings, then the per-type reader of pipeline-steps.ts.
  */
 import { checkStrings } from './expression-check.js';
+import { PipelineShape } from './job-file-shapes.js';
+import { keysOf } from '../schemas/shape.js';
 import { isNull, knownEntries, quote, readEnum, readEnvMap, readString, requireEntry, type Scope } from './fields.js';
 import {
   COMMON_STEP_KEYS, ON_FAILURE, STEP_ID, STEP_KEYS, STEP_TYPES, TYPE_NAMING_KEYS,
@@ -14,7 +16,7 @@ import { STEP_READERS, readCondition } from './pipeline-steps.js';
 import type { PathSeg } from './problem.js';
 import type { YEntry, YMap, YNode } from './yaml-tree.js';
 
-const TOP_KEYS = new Set(['steps', 'env']);
+const TOP_KEYS = keysOf(PipelineShape);
 /** Step keys whose strings are not templates: names, enums, expressions, nested steps. */
 const NOT_TEMPLATES = new Set(['type', 'id', 'goto', 'on_failure', 'if', 'check', 'level', 'method', 'mode', 'steps']);
 /** Keys whose `file://` strings are not project files: variables, or checked by their reader. */

@@ -2,7 +2,7 @@
  * The validated form of a replication file and the rules the
  * runner and the job API share: how a stream's settings combine with
  * `defaults`, which mode applies when none is set, and which names a stream
- * key (explicit or wildcard) stands for (§4.13 `streams` entries).
+ * key (explicit or wildcard) stands for (a job's `streams` entries).
  */
 import type { EnvValue } from './fields.js';
 

@@ -17,15 +17,11 @@ import {
   type ReplicationMode, type SourceOptions, type StreamSettings, type TargetOptions,
 } from './replication-model.js';
 import type { YEntry, YMap } from './yaml-tree.js';
+import { DATABASE_TARGET_KEYS, FILE_TARGET_KEYS, SourceOptionsShape, StreamSettingsShape } from './job-file-shapes.js';
+import { keysOf } from '../schemas/shape.js';
 
-const SETTING_KEYS = new Set([
-  'mode', 'object', 'primary_key', 'update_key', 'select', 'where', 'sql', 'source_options', 'target_options', 'disabled', 'description',
-]);
-const SOURCE_OPTION_KEYS = new Set([
-  'format', 'header', 'delimiter', 'quote', 'escape', 'compression', 'null_if', 'empty_as_null', 'datetime_format', 'flatten', 'range', 'limit',
-]);
-const DATABASE_TARGET_KEYS = ['column_casing', 'add_new_columns', 'adjust_column_type', 'merge_strategy', 'pre_sql', 'post_sql', 'batch_limit'];
-const FILE_TARGET_KEYS = ['format', 'header', 'delimiter', 'compression', 'file_max_rows'];
+const SETTING_KEYS = keysOf(StreamSettingsShape);
+const SOURCE_OPTION_KEYS = keysOf(SourceOptionsShape);
 
 /** Settings plus the entries they came from, for positions of later cross-key problems. */
 export interface ReadSettings {

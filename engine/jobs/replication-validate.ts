@@ -13,8 +13,10 @@ import {
 } from './replication-model.js';
 import { given, readStreamSettings, type ReadSettings } from './replication-settings.js';
 import type { YEntry, YMap } from './yaml-tree.js';
+import { ReplicationShape } from './job-file-shapes.js';
+import { keysOf } from '../schemas/shape.js';
 
-const TOP_KEYS = new Set(['source', 'target', 'streams', 'defaults', 'env']);
+const TOP_KEYS = keysOf(ReplicationShape);
 const NO_SETTINGS: ReadSettings = { settings: {}, entries: new Map(), rangeGiven: false };
 
 interface Kinds {

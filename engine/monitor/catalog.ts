@@ -1,6 +1,6 @@
 /**
  * What a monitor needs from the database catalog: the tables and views of
- * some schemas (wildcard expansion, §6.5.1) and one table's columns. Both
+ * some schemas (wildcard expansion of `schema.*`) and one table's columns. Both
  * targets answer the same information_schema query, constrained to the
  * current catalog (DuckDB's information_schema spans every attached
  * database; PostgreSQL's holds only the current one).

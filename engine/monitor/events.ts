@@ -1,5 +1,5 @@
 /**
- * The §6.5.2 events as pure functions of what was measured: staleness
+ * The monitor's change events as pure functions of what was measured: staleness
  * against `freshness_threshold`, and the differences to the baseline's table
  * set and columns. Each message names the object and the metric or column.
  */

@@ -1,7 +1,7 @@
 /**
  * The work of one monitor task: read the object's columns,
  * check the configured ones exist, run the one metrics statement, and turn
- * what came back into §6.5.3 metrics with their §6.5.2 events. Failures are
+ * what came back into task metrics with their change events. Failures are
  * EngineErrors whose message is the Task's `error` (`object <t> does not
  * exist`, `column <c> does not exist in <t>`).
  */

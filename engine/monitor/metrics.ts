@@ -53,7 +53,7 @@ export function eventsWarning(events: readonly MonitorEvent[]): string | undefin
   return events.length === 0 ? undefined : events.map((e) => `${e.type}: ${e.message}`).join('; ');
 }
 
-/** `25200` → `7h`, `5430` → `1h30m30s`, `0.5` → `0.5s`: the §2.7 grammar, for log lines. */
+/** `25200` → `7h`, `5430` → `1h30m30s`, `0.5` → `0.5s`: the job-file duration grammar, for log lines. */
 export function formatAge(seconds: number): string {
   if (seconds < 0) return `-${formatAge(-seconds)}`;
   if (seconds < 60) return `${Math.round(seconds * 1000) / 1000}s`;

@@ -1,6 +1,6 @@
 /**
- * Project-file and file-connection paths of pipeline steps (api.md §2.8,
- * §6.4.2): a name must pass the project-file shape rules and stay under its
+ * Project-file and file-connection paths of pipeline steps (the project-file-name
+ * rules): a name must pass the project-file shape rules and stay under its
  * root once resolved (symlinks included), so no step reads or writes outside
  * the project tree or the connection's directory.
  */

@@ -2,7 +2,8 @@
  * The read-only scopes of a pipeline run: `timestamp.*`
  * (UTC at execution start), `execution.*`, and `env.*` — the file's `env:`
  * map with `${NAME}` resolved, under the job's `config.vars` and the run's
- * `vars` — plus the `${NAME}` lookup in the §6.2 order.
+ * `vars` — plus the `${NAME}` lookup order: run vars, job vars, the file's `env:`, then the env
+ * files and the process environment.
  */
 import type { EnvValue } from '../jobs/index.js';
 import { Unresolved, type Value } from './evaluate.js';

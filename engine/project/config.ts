@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { array, boolean, optional, record, string, type, union, unknown, validate, type Infer } from 'superstruct';
+import { array, boolean, string, type, unknown, validate, type Infer } from 'superstruct';
+import { described, keysOf, mapOf, maybe, oneOf } from '../schemas/shape.js';
 import { EngineError } from '../errors.js';
 import { lookupVar } from '../home-env.js';
 import type { Logger } from '../log.js';
@@ -14,29 +15,33 @@ import { substituteEnv, unresolvedIn } from './env-substitution.js';
 import { yamlErrorDetail } from './yaml-error.js';
 import { isMergeStrategy, mergeStrategyError, resolveModeValue, type MergeStrategy, type Mode } from './modes.js';
 
-const KNOWN_KEYS = new Set(['target', 'dev', 'dbt_project', 'vars', 'defaults']);
-const KNOWN_DEFAULTS = new Set(['mode', 'schema', 'database', 'tags', 'unique_key', 'update_key', 'merge_strategy', 'enabled', 'hooks', 'drop_cascade']);
-
-const ConfigShape = type({
-  target: optional(string()),
-  dev: optional(union([type({ schema: optional(string()), target: optional(string()), database: optional(string()) }), unknown()])),
-  dbt_project: optional(union([boolean(), type({ models_path: optional(string()), seeds_path: optional(string()) })])),
-  vars: optional(record(string(), unknown())),
-  defaults: optional(
-    type({
-      mode: optional(string()),
-      schema: optional(string()),
-      database: optional(string()),
-      tags: optional(array(string())),
-      unique_key: optional(union([string(), array(string())])),
-      update_key: optional(string()),
-      merge_strategy: optional(string()),
-      enabled: optional(boolean()),
-      hooks: optional(type({ start: optional(array(unknown())), end: optional(array(unknown())) })),
-      drop_cascade: optional(boolean()),
-    }),
-  ),
+const DefaultsShape = type({
+  mode: maybe(described(string(), 'materialization of every model without its own: view, table (full-refresh), incremental, ephemeral, …')),
+  schema: maybe(string()),
+  database: maybe(string()),
+  tags: maybe(array(string())),
+  unique_key: maybe(oneOf([string(), array(string())])),
+  update_key: maybe(string()),
+  merge_strategy: maybe(described(string(), 'delete+insert, update+insert or insert')),
+  enabled: maybe(boolean()),
+  hooks: maybe(type({ start: maybe(array(unknown())), end: maybe(array(unknown())) })),
+  drop_cascade: maybe(boolean()),
 });
+
+/**
+ * The shape of service_build.yml: the loader validates every file against
+ * it, and schemas/service_build.schema.json is generated from it. Unknown
+ * keys are allowed (named on a DEBUG line).
+ */
+export const ConfigShape = type({
+  target: maybe(described(string(), 'the connection models are built in')),
+  dev: maybe(oneOf([type({ schema: maybe(string()), target: maybe(string()), database: maybe(string()) }), unknown()])),
+  dbt_project: maybe(oneOf([boolean(), type({ models_path: maybe(string()), seeds_path: maybe(string()) })])),
+  vars: maybe(described(mapOf(unknown()), 'template variables, read with var("name") or as {{ name }}')),
+  defaults: maybe(DefaultsShape),
+});
+const KNOWN_KEYS = keysOf(ConfigShape);
+const KNOWN_DEFAULTS = keysOf(DefaultsShape);
 type RawConfig = Infer<typeof ConfigShape>;
 
 export interface Defaults {
@@ -68,7 +73,7 @@ export interface BuildConfig {
   readonly dbtProject: { readonly modelsPath: string; readonly seedsPath: string } | null;
   readonly vars: Readonly<Record<string, unknown>>;
   readonly defaults: Defaults;
-  /** The keys written under `defaults:` (a merged sub-project overrides only these, §17). */
+  /** The keys written under `defaults:` (a merged sub-project overrides only these, merged `-R` mode). */
   readonly defaultsSet: ReadonlySet<string>;
   /** Top-level keys written in the file. */
   readonly keys: ReadonlySet<string>;
@@ -258,7 +263,7 @@ function unsetError(fileRel: string, field: string, name: string, hint: string):
   );
 }
 
-/** Resolution plus the §3.2 "unresolved token in a used field" checks, in the spec's order. */
+/** Resolution plus the "unresolved ${VAR} in a used field" checks, in the spec's order. */
 export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Settings {
   if (flags.prod && flags.schema !== undefined) throw new EngineError('usage', 'cannot combine --prod and --schema');
   let naming: 'prod' | 'dev' = config.dev !== undefined ? 'dev' : 'prod';
@@ -305,7 +310,7 @@ export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Sett
   };
 }
 
-/** The §3.2 checks that apply in every invocation: defaults.schema/database, then vars.<key> (sorted) unless --vars supplies the key. */
+/** The unresolved-${VAR} checks that apply in every invocation: defaults.schema/database, then vars.<key> (sorted) unless --vars supplies the key. */
 export function checkUnresolvedDefaultsAndVars(config: BuildConfig, flags: Pick<SettingsFlags, 'vars'>): void {
   for (const field of ['schema', 'database'] as const) {
     const n = unresolvedIn(config.defaults[field], config.unresolved);

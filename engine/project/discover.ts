@@ -23,7 +23,7 @@ export interface DiscoveredFile {
   /** File name without its last extension (models: without `.sql`). */
   readonly name: string;
   readonly format?: SeedFormat;
-  /** Set for files under an immediate child project merged by `-R` (§17 merged mode). */
+  /** Set for files under an immediate child project merged by `-R` (merged `-R` mode). */
   readonly subProject?: string;
 }
 

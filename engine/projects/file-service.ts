@@ -61,7 +61,7 @@ export function listFiles(p: ProjectScope, options: ListOptions): Promise<Projec
 }
 
 /**
- * §4.8. The content is written and fsync'ed before the save asks for the
+ * Save. The content is written and fsync'ed before the save asks for the
  * project lock (ProjectTree.stage); under the lock only the checks, the
  * rename and the job changes run. The directory fsync that makes the rename
  * durable runs after the lock is released (other saves share it) and before
@@ -120,7 +120,7 @@ function withNotAJobWarning(p: ProjectScope, name: string, content: Buffer, save
   return { ...saved, warnings: [warning] };
 }
 
-/** Under the lock: §4.8's job checks, the save of the staged content, the job changes. */
+/** Under the lock: the save's job checks, the save of the staged content, the job changes. */
 async function checkAndSave(p: ProjectScope, input: SaveInput, kind: JobKind | null, staged: Staging, syncLater: Set<string>): Promise<SaveFileResult> {
   const { name } = input;
   const jobs = (await p.store.jobsByFile(p.projectId, name)).filter((j) => j.file_name === name);
@@ -213,7 +213,7 @@ const savePlainFiles: GroupRunner<PlainSave, SaveFileResult> = async (items) => 
   return out;
 };
 
-/** §4.9. */
+/** Delete a file (its default job goes with it). */
 export async function deleteFile(p: ProjectScope, name: string): Promise<DeleteFileResult> {
   p.tree.resolve(name);
   return p.tree.withLock(async () => {
@@ -231,7 +231,7 @@ export async function deleteFile(p: ProjectScope, name: string): Promise<DeleteF
 }
 
 /**
- * §4.10. Only a file's own name decides its kind by extension, so a
+ * Rename. Only a file's own name decides its kind by extension, so a
  * directory move never changes a kind; a file move may, and is refused when
  * a job references the file. A plain file that becomes a valid job file gets
  * its default job.

@@ -1,6 +1,6 @@
 /**
  * Jobs of a project: list, get, save with the rules of
- * §4.13, delete, and run requests with the override rules. A job
+ * save, delete, and run requests with the override rules. A job
  * save reads its file's kind under the project lock, so a concurrent file
  * save cannot change the kind between the check and the write.
  */
@@ -81,7 +81,7 @@ function checkStreams(file: JobFile | undefined, fileName: string, streams: read
   for (const s of streams) if (!streamMatches(file, s)) throw badRequest(`stream ${quote(s)} is not in ${quote(fileName)}`);
 }
 
-/** §4.13. */
+/** Create or update a job. */
 export async function saveJob(p: ProjectScope, input: JobInput): Promise<JobView> {
   const fields = jobFields(input);
   return p.tree.withLock(async () => {
@@ -99,7 +99,7 @@ export async function saveJob(p: ProjectScope, input: JobInput): Promise<JobView
   });
 }
 
-/** §4.14. Executions of the job are kept. */
+/** Delete a job. Executions of the job are kept. */
 export async function deleteJob(p: ProjectScope, jobId: string): Promise<{ job_id: string; deleted: true }> {
   const job = await requireJob(p, jobId);
   if (job.default) throw new ForbiddenError('default jobs are deleted together with their file');

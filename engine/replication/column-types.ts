@@ -1,5 +1,5 @@
 /**
- * Column types between PostgreSQL and DuckDB (api.md §6.3 replication).
+ * Column types between PostgreSQL and DuckDB (replication).
  *
  * Every source column is described in its own dialect (PostgreSQL
  * `format_type` text, DuckDB type names) and classified into a `ColumnKind`;

@@ -1,5 +1,5 @@
 /**
- * File connections (api.md §3.1 `type: file`, §6.3 file streams): the root
+ * File connections (`type: file` connections and file streams): the root
  * directory of a `file://` URL, and the files a stream key stands for — one
  * path, every file below a folder (`dir/`), or the files matching a glob
  * (`*` and `?` never cross `/`). Paths never leave the root.

@@ -1,5 +1,5 @@
 /**
- * Upserts from a staging table into the target (api.md §6.3 incremental and
+ * Upserts from a staging table into the target (replication's incremental and
  * backfill, `target_options.merge_strategy`), as portable SQL both
  * PostgreSQL and DuckDB run: no unique constraint is needed on the target,
  * and keys compare with `=` so PostgreSQL can hash-join. The caller wraps

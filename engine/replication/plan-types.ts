@@ -30,7 +30,7 @@ export type TargetWrite =
 
 export interface StreamPlan {
   readonly taskId: string;
-  /** Stream key after expansion (§3.5 `stream_name`). */
+  /** Stream key after expansion (a task's `stream_name`). */
   readonly streamName: string;
   /** The key as written in the file (a wildcard for expanded streams). */
   readonly key: string;

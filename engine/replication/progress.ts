@@ -1,5 +1,5 @@
 /**
- * Progress lines for a task's live log (api.md §3.5: output grows while the
+ * Progress lines for a task's live log (a task's output grows while the
  * task runs): during a long load, one line every few seconds with the rows
  * and bytes moved so far.
  */

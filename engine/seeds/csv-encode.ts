@@ -1,6 +1,6 @@
 /**
  * Encodes seed rows for PostgreSQL `COPY <t> FROM STDIN (FORMAT csv)`, the
- * bulk path for seeds (≈1–2 M rows/s against ≈0.17 M with INSERT, DESIGN.md).
+ * bulk path for seeds (≈1–2 M rows/s against ≈0.17 M with INSERT).
  *
  * PostgreSQL's CSV rules decide the quoting: with the default NULL string, an
  * unquoted empty field is NULL and a quoted empty field is an empty string; a

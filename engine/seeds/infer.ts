@@ -12,7 +12,7 @@
 
 export type LogicalType = 'integer' | 'float' | 'boolean' | 'date' | 'timestamp' | 'timestamptz' | 'text' | 'json';
 
-/** Column type per logical type on PostgreSQL (§11.3 table). */
+/** Column type per logical type on PostgreSQL (seed type inference). */
 export const POSTGRES_TYPES: Readonly<Record<LogicalType, string>> = {
   integer: 'bigint',
   float: 'double precision',
@@ -24,7 +24,7 @@ export const POSTGRES_TYPES: Readonly<Record<LogicalType, string>> = {
   json: 'jsonb',
 };
 
-/** Column type per logical type on DuckDB (§11.3 table). */
+/** Column type per logical type on DuckDB (seed type inference). */
 export const DUCKDB_TYPES: Readonly<Record<LogicalType, string>> = {
   integer: 'BIGINT',
   float: 'DOUBLE',
@@ -95,7 +95,7 @@ export function temporalKind(value: string): 'date' | 'timestamp' | 'timestamptz
   return 'timestamptz';
 }
 
-/** Classifies one non-NULL CSV value by the §11.3 patterns. */
+/** Classifies one non-NULL CSV value by the seed type-inference patterns. */
 export function classifyValue(value: string): ValueKind {
   const c = value.charCodeAt(0);
   if (c === 45 /* - */ || (c >= 48 && c <= 57) /* 0-9 */) {

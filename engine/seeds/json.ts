@@ -5,7 +5,7 @@
  * object is NULL. Types follow the JSON kinds: integers → integer, other
  * numbers → float, booleans → boolean, objects/arrays → json, strings → text
  * unless every string in the column is a date, a timestamp or a timestamptz
- * (the §11.3 patterns). Any other mixture is text, with non-strings written as
+ * (the seed type-inference patterns). Any other mixture is text, with non-strings written as
  * their JSON text.
  *
  * "JSON integer" is lexical (`1` but not `1.0`) where the runtime exposes a
@@ -73,7 +73,7 @@ function ndjson(name: string, text: string, sources: Sources): unknown[] {
   return values;
 }
 
-// Kind bits for JSON values; strings additionally carry their §11.3 temporal kind.
+// Kind bits for JSON values; strings additionally carry their temporal kind (date, timestamp).
 const INT = 1;
 const FLOAT = 2;
 const BOOL = 4;

@@ -4,7 +4,7 @@
  * leading keyword — and, for WITH, at the keyword of the main statement after
  * the CTE list — because the contract needs the statement kind, not a parse.
  *
- * Errors carry only the §5.6 detail; the caller prefixes
+ * Errors carry only the statement-splitting detail; the caller prefixes
  * `model '<n>': could not parse multi-statement models: `.
  */
 import { EngineError } from '../errors.js';

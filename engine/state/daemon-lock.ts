@@ -14,7 +14,8 @@
  * recovery runs: a second daemon must not mark the first one's executions
  * interrupted before it finds out the directory is busy.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase, pragma } from './sqlite-database.js';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
@@ -37,9 +38,9 @@ function holderPid(dir: string): string {
 
 function lockOne(lockFile: string, what: string, pidDir: string): Database.Database {
   mkdirSync(dirname(lockFile), { recursive: true });
-  const db = new Database(lockFile, { timeout: 0 });
+  const db = openDatabase(lockFile, { timeout: 0 });
   try {
-    db.pragma('journal_mode = MEMORY'); // no journal file beside the lock
+    pragma(db, 'journal_mode = MEMORY'); // no journal file beside the lock
     db.exec('BEGIN EXCLUSIVE');
     return db;
   } catch (err) {

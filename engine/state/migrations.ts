@@ -1,5 +1,5 @@
 /**
- * Versioned schema migrations, run when a store is opened (api.md §8: "schema
+ * Versioned schema migrations, run when a store is opened ("schema
  * migrations run at start"). Each migration has one text per backend built
  * from the same definition, and is applied at most once: `schema_version`
  * records every applied version. Opening is safe from several processes at

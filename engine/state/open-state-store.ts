@@ -1,5 +1,5 @@
 /**
- * Opens the state store a location names (api.md §8 `--state`, build.md
+ * Opens the state store a location names (`service serve --state`,
  * `SERVICE_STATE`): a `postgres://` / `postgresql://` URL, or a SQLite file
  * path (created with its directory on first use). Migrations run before the
  * store is returned.

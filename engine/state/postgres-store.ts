@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL StateStore backend, for several daemons sharing one state
- * (DESIGN.md "Beyond one machine"). Same schema and semantics as the SQLite
+ * (possibly on several machines). Same schema and semantics as the SQLite
  * backend; what differs is concurrency:
  *
  * - Multi-statement changes run in a transaction on one pooled client, or as

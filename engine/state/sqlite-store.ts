@@ -19,6 +19,7 @@
  * runtime that buffers lines and flushes every ~100 ms pays this per flush.
  */
 import Database from 'better-sqlite3';
+import { openDatabase, pragma } from './sqlite-database.js';
 import { timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -557,15 +558,15 @@ export function openSqliteStore(file: string, options: StateStoreOptions = {}): 
   if (!memory) mkdirSync(dirname(path), { recursive: true });
   let db: Database.Database;
   try {
-    db = new Database(path);
+    db = openDatabase(path);
   } catch (err) {
     throw new EngineError('internal', `cannot open state store ${path}: ${(err as Error).message}`, err);
   }
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('busy_timeout = 5000');
-    db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    db.pragma('foreign_keys = ON');
+    pragma(db, 'journal_mode = WAL');
+    pragma(db, 'busy_timeout = 5000');
+    pragma(db, `synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    pragma(db, 'foreign_keys = ON');
     migrateSqlite(db);
   } catch (err) {
     db.close();

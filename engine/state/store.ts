@@ -1,5 +1,5 @@
 /**
- * The daemon's state store (api.md §8, DESIGN.md "State"): projects, token
+ * The daemon's state store (daemon state): projects, token
  * digests, jobs, executions with their task and step records and logs, and
  * build watermarks, behind one interface with two backends — SQLite (the
  * embedded default, `sqlite-store.ts`) and PostgreSQL (several daemons
@@ -251,7 +251,7 @@ export interface Watermark {
 }
 
 export interface StateStoreOptions {
-  /** Stored output per task or step before `[output truncated]` (§10: 10 MiB). */
+  /** Stored output per task or step before `[output truncated]` (10 MiB). */
   readonly outputCapBytes?: number;
   /** PostgreSQL pool size (default 10). */
   readonly poolMax?: number;
@@ -362,7 +362,7 @@ export interface StateStore {
   /** In start order; `stepIdPrefix` matches exactly or followed by `.` or `[`. */
   listSteps(execId: string, filter?: { stepIdPrefix?: string; excludeOutput?: boolean }): Promise<StepRecord[]>;
 
-  // build watermarks (build.md §8.6; table service_build_watermarks)
+  // build watermarks (SERVICE_STATE; table service_build_watermarks)
   getWatermark(target: string, model: string): Promise<Watermark | undefined>;
   setWatermark(target: string, model: string, value: string, now?: string): Promise<void>;
 

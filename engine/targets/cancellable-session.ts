@@ -1,6 +1,6 @@
 /**
  * Runs work on a fresh session of a target so that an abort of `signal`
- * stops the statement in flight (`Target.cancel`, §13.4) and the work then
+ * stops the statement in flight (`Target.cancel`, on SIGINT) and the work then
  * fails with `cancelled`. The session is closed afterwards; the target stays
  * open (its owner closes it). Every host that runs statements for a task —
  * worker tasks, daemon query and monitor work, pipeline query steps — goes

@@ -1,6 +1,6 @@
 /**
  * What differs in SQL text between targets, as data plus small functions:
- * quoting, seed column type names, and how §8.4 literals are read
+ * quoting, seed column type names, and how incremental-condition literals are read
  * back from a `MAX()` probe. Each target folder exports one `Dialect`.
  */
 import type { Relation, SeedColumnType, TargetType, ValueCategory } from './target.js';

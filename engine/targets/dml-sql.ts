@@ -1,6 +1,6 @@
 /**
- * SQL shapes that are identical on PostgreSQL and DuckDB (build.md §7.2,
- * §7.3, §7.6–§7.8, §8.5), written once so the text the spec pins down has
+ * SQL shapes that are identical on PostgreSQL and DuckDB (schema creation,
+ * temp names, truncate, append, drops, incremental staging and merge), written once so the text the spec pins down has
  * one source. `T`, `TMP` and `COLS` are quoted here; `Q` is wrapped.
  */
 import { quoteIdent, quoteRelation, quoteSchema, wrapQuery } from './relation.js';

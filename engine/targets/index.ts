@@ -1,6 +1,6 @@
 /**
  * Target selection: a registry keyed by connection type. Adding a target
- * means adding a folder and one entry here (DESIGN.md), never a type switch
+ * means adding a folder and one entry here, never a type switch
  * elsewhere. Also the public surface of the target layer.
  */
 import type { Connection, DuckDbConnection, PostgresConnection } from '../connections/connection.js';
@@ -34,7 +34,7 @@ export function isTargetType(type: string): type is TargetType {
   return Object.prototype.hasOwnProperty.call(TARGETS, type);
 }
 
-/** `postgres and duckdb` — the supported list as §3.4's message spells it. */
+/** `postgres and duckdb` — the supported list as the unsupported-target message spells it. */
 function supportedList(): string {
   const names = Object.keys(TARGETS);
   return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
@@ -47,7 +47,7 @@ export function dialectFor(type: string): Dialect | undefined {
 
 /**
  * A `Target` for `conn` (no connection is opened until `open()`). Fails with
- * §3.4's `target '<t>' has type '<type>'; service build supports postgres and
+ * The message `target '<t>' has type '<type>'; service build supports postgres and
  * duckdb`, or `could not connect to '<t>': <problem>` for a malformed entry.
  */
 export function openTarget(conn: Connection, options: TargetOptions = {}): Target {

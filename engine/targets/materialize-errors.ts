@@ -1,6 +1,6 @@
 /**
- * The spec's failure messages for target work (build.md §7.4–§7.8, §8.7,
- * §11.5, §18), built in one place so the exact wording has one source. A
+ * The spec's failure messages for target work (materialization, drops,
+ * incremental merges, seeds), built in one place so the exact wording has one source. A
  * cancelled statement is never wrapped: the node's error must read
  * `cancelled`.
  */

@@ -1,6 +1,6 @@
 /**
  * Relation names in the three forms the spec uses: quoted for DDL/DML
- * (§4.3: every part double-quoted, `"` doubled — both targets use ANSI
+ * (every part double-quoted, `"` doubled — both targets use ANSI
  * quoting), plain text for messages (`<t>`), and the temp relation of a model
  *
  */
@@ -23,7 +23,7 @@ export function relationText(rel: Relation): string {
   return [rel.database, rel.schema, rel.name].filter((p) => p !== undefined && p !== '').join('.');
 }
 
-/** PostgreSQL's identifier limit; §7.3 keeps temp names within it on every target. */
+/** PostgreSQL's identifier limit; temp names stay within it on every target. */
 export const MAX_IDENTIFIER_BYTES = 63;
 const TMP_PREFIX = '_service_tmp_';
 

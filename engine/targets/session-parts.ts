@@ -1,7 +1,7 @@
 /**
  * The pieces a target folder supplies to the shared `SqlSession`: its
  * dialect, its catalog queries, and the modes whose SQL differs by target
- * (§7.4 full-refresh, §7.5 view, §11.5 seeds). Everything else (truncate,
+ * (full-refresh, view, seeds). Everything else (truncate,
  * append, stage, merge, probes) is shared because the spec gives one SQL
  * shape for both targets.
  */

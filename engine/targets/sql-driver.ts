@@ -1,7 +1,7 @@
 /**
  * The narrow waist between the shared materialization flows and a database
  * client. A driver runs statements on one connection and reports counts the
- * way §7.9 defines them (PostgreSQL: the command tag; DuckDB: the statement's
+ * way the run reports them (PostgreSQL: the command tag; DuckDB: the statement's
  * `Count` value), turns database errors into `SqlError` (message redacted,
  * SQLSTATE kept for the flows that branch on it), and turns a cancelled
  * statement into the `cancelled` error.

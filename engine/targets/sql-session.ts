@@ -93,7 +93,7 @@ export class SqlSession<D extends SqlDriver> implements TargetSession {
     return col?.type ?? null;
   }
 
-  /** Tier B: `MAX("k")` read back as text in the dialect's fixed shape, then §8.4-formatted. */
+  /** Tier B: `MAX("k")` read back as text in the dialect's fixed shape, then formatted as an incremental-condition literal. */
   async maxValue(rel: Relation, column: string): Promise<MaxValue> {
     const columns = await this.parts.introspect.columns(this.driver, rel);
     if (columns.length === 0) throw new SqlError(`relation ${relationText(rel)} does not exist`);

@@ -86,7 +86,7 @@ export interface MaxValue {
   readonly category: ValueCategory;
 }
 
-/** How §8.4 formats a value of a column type. */
+/** How an incremental condition writes a value of a column type. */
 export type ValueCategory = 'number' | 'boolean' | 'date' | 'timestamp' | 'timestamptz' | 'string';
 
 export interface Rows {
@@ -108,13 +108,13 @@ export interface TargetSession {
   createSchemas(schemas: readonly SchemaRef[]): Promise<void>;
   /** Runs statement text as written (pre/post statements, hooks); rows = the last statement's count. */
   exec(sql: string): Promise<Rows>;
-  /** §7.4; rows = rows written. */
+  /** full-refresh; rows = rows written. */
   fullRefresh(rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows>;
-  /** §7.5; rows = 0. */
+  /** view; rows = 0. */
   view(rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows>;
-  /** §7.6; rows = rows inserted (or created). */
+  /** truncate; rows = rows inserted (or created). */
   truncate(rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows>;
-  /** §7.7; rows = rows inserted (or created); columns matched by name. */
+  /** append and snapshot; rows = rows inserted (or created); columns matched by name. */
   append(rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows>;
   /**
    * Stage: `CREATE TABLE TMP AS (Q)`. On success the caller owns `tmp`
@@ -134,9 +134,9 @@ export interface TargetSession {
    * or returned (queries); `rows` as the driver returns them (query jobs).
    */
   query(sql: string): Promise<QueryResult>;
-  /** First column of the first row as a number; no rows → 0 (data tests, §10.1). */
+  /** First column of the first row as a number; no rows → 0 (data tests). */
   countQuery(sql: string): Promise<number>;
-  /** §11.5; rows = data rows loaded. */
+  /** seed loading; rows = data rows loaded. */
   loadSeed(rel: Relation, source: SeedSource, opts: SeedOptions): Promise<Rows>;
   /** Stops the in-flight statement (or the next one, if none is running); it fails with `cancelled`. */
   cancel(): Promise<void>;

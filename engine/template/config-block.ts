@@ -1,8 +1,7 @@
 /**
  * dbt models often write `{% config(...) %}`, which Jinja parses as an unknown
- * tag. Before rendering it becomes the expression `{{ config(...) }}` (spec
- * build.md §5.2), keeping `-` whitespace control on either side. As the spec
- * allows, the arguments are matched up to the first `)`, so they must not
+ * tag. Before rendering it becomes the expression `{{ config(...) }}`,
+ * keeping `-` whitespace control on either side. The arguments are matched up to the first `)`, so they must not
  * contain one.
  */
 

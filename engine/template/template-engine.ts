@@ -1,11 +1,10 @@
 /**
- * The seam between the model compiler and the Jinja implementation (DESIGN.md:
+ * The seam between the model compiler and the Jinja implementation (
  * nunjucks behind a `TemplateEngine` interface). The compiler renders every
  * model of a run through one engine; everything model-specific (`ref`, `this`,
  * `is_incremental`, vars, …) arrives in the per-render context.
  *
- * Failures are EngineErrors with code 'compile' and the spec's texts (build.md
- * §6.1): `could not parse template for model '<n>': <detail>` for syntax
+ * Failures are EngineErrors with code 'compile' and these texts: `could not parse template for model '<n>': <detail>` for syntax
  * errors, `could not compile template for model '<n>': <detail>` for errors
  * while rendering. When a context function throws an EngineError (e.g.
  * `ref('x') not found.`), that error is kept as the `cause`, so the chain reads
@@ -19,7 +18,7 @@ export interface TemplateEngine {
    * messages and defaults to `cacheKey`. If `source` differs from the text
    * cached under `cacheKey`, it is compiled afresh and replaces the entry.
    *
-   * `prefix` (macro files, §6.3) is template text that goes before `source`.
+   * `prefix` (macro files) is template text that goes before `source`.
    * When it only defines macros (and whitespace), it is compiled once for
    * every model that shares it and its macros run in each model's context;
    * its own output — whitespace — is left out (callers trim). Any other

@@ -1,6 +1,6 @@
 /**
  * Project files: get, list, save, delete, rename. Names
- * follow §2.8; job files are validated on save and their default jobs follow
+ * follow the project file name rules; job files are validated on save and their default jobs follow
  * them (engine/projects).
  */
 import { boolean, object, optional, string } from 'superstruct';
@@ -14,7 +14,7 @@ export interface FilesDeps {
   readonly projects: ProjectService;
 }
 
-/** A required query parameter given once (§2.4 step 7, §4.6). */
+/** A required query parameter given once (a repeated one is a 400). */
 export function requiredQuery(ctx: Parameters<typeof queryParam>[0], name: string): string {
   const v = queryParam(ctx, name);
   if (v === undefined) throw badRequest(`query parameter ${JSON.stringify(name)} is required`);

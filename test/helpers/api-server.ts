@@ -72,9 +72,9 @@ export interface ApiServerOptions {
   readonly acmeEnv?: string;
   /** Content of the host env file (`$SERVICE_HOME_DIR/env.yaml`). */
   readonly hostEnv?: string;
-  /** `--allow-command-steps`; default off, as in the §11 fixture. */
+  /** `--allow-command-steps`; default off, as in the acceptance fixture. */
   readonly allowCommandSteps?: boolean;
-  /** The git fetch time limit (default §10's 120 s). */
+  /** The git fetch time limit (default 120 s). */
   readonly gitFetchTimeoutMs?: number;
 }
 

@@ -1,6 +1,6 @@
 /**
- * Reading `service build run|test --json` payloads in tests (build.md §15.6,
- * §15.7): the parsed payload, and its records without durations (which
+ * Reading `service build run|test --json` payloads in tests (the run and
+ * test payloads): the parsed payload, and its records without durations (which
  * tests never compare).
  */
 import { json, type CliResult } from './build-cli.js';

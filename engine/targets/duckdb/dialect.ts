@@ -1,5 +1,5 @@
 /**
- * DuckDB dialect: ANSI quoting, §11.3 seed types, and `MAX()` probes read
+ * DuckDB dialect: ANSI quoting, inferred seed column types, and `MAX()` probes read
  * back through `strftime` (timestamptz converted to UTC first) so the text
  * has the same shape as on PostgreSQL.
  */

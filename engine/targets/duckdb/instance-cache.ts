@@ -1,5 +1,5 @@
 /**
- * One `DuckDBInstance` per database file per process (DESIGN.md): opening
+ * One `DuckDBInstance` per database file per process: opening
  * the same file twice in one process silently loses data, so every target,
  * seed, sub-project and state probe that names a file gets the same instance.
  * Keys are absolute paths with symlinked directories resolved; `:memory:` is

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL dialect: ANSI quoting, §11.3 seed types, and `MAX()` probes
+ * PostgreSQL dialect: ANSI quoting, inferred seed column types, and `MAX()` probes
  * read back through `to_char` so the text does not depend on the session's
  * DateStyle or TimeZone (timestamptz is converted to UTC first).
  */

@@ -3,7 +3,7 @@
  *
  * Counts come from the command tag (`rowCount`). Statements without
  * parameters go over the simple-query protocol, so `batch` sends a whole
- * `BEGIN; …; COMMIT;` in one round trip (DESIGN.md: as few round trips as
+ * `BEGIN; …; COMMIT;` in one round trip (as few round trips as
  * possible). Cancellation uses `pg_cancel_backend(<pid>)` from the target's
  * control connection, repeated until the statement settles so
  * a request that lands between two statements is not lost.

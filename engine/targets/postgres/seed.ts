@@ -1,7 +1,7 @@
 /**
  * PostgreSQL seed load: `CREATE TABLE TMP (…)`, rows through
- * `COPY TMP FROM STDIN` in CSV (≈1–2 M rows/s against ≈0.17 M with INSERT,
- * DESIGN.md), then the §7.4 swap so readers never see a half-loaded seed.
+ * `COPY TMP FROM STDIN` in CSV (≈1–2 M rows/s against ≈0.17 M with INSERT),
+ * then a swap so readers never see a half-loaded seed.
  * Parquet files are read through an in-memory DuckDB (parquet-source.ts).
  */
 import { importNear } from '../../lazy-import.js';

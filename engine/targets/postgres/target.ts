@@ -2,7 +2,7 @@
  * The PostgreSQL target: a pool of session connections plus one
  * control connection, opened on first use, that issues
  * `pg_cancel_backend(<pid>)`; a session's cancel key is its pid. Both attach `error` listeners: an idle
- * connection dropped by the server must not crash the process (DESIGN.md).
+ * connection dropped by the server must not crash the process.
  */
 import pg from 'pg';
 import type { PostgresConnection } from '../../connections/connection.js';
