@@ -26,6 +26,7 @@ function program() {
   prog.command('serve', 'Run the daemon: HTTP API, scheduler and executions').option('--port', 'TCP port', 8080).option('--host', 'bind address', '127.0.0.1').option('--data-dir', 'data directory').option('--state', 'SQLite path or postgres URL').option('--max-running', 'executions at once', 4).option('--grace-period', 'shutdown wait', '60s');
   prog.command('project <create|update|list> [name]', 'Operator: manage projects in the state store');
   prog.command('token create', 'Operator: print a new project token once (--project NAME)');
+  prog.command('cluster <status|token>', 'Operator, cluster mode: list the daemons sharing the PostgreSQL state store (--json), or print a new operator token for GET /cluster');
   prog.command('jobs <list|get|run> [id]', 'API client: jobs of the token\'s project');
   prog.command('execs <list|get|log|cancel> [id]', 'API client: executions');
   prog.command('files <list|get|save> [name]', 'API client: project files');
@@ -88,6 +89,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   if (group === 'run') return (await import('./run-file.js')).runFileCommand(rest, io);
   if (group === 'project') return (await import('./operator.js')).projectCommand(rest, io);
   if (group === 'token') return (await import('./operator.js')).tokenCommand(rest, io);
+  if (group === 'cluster') return (await import('./cluster.js')).clusterCommand(rest, io);
   if (group === 'conns') {
     const { connsList, connsTest } = await import('./conns.js');
     const [sub, ...more] = rest;

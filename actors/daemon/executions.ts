@@ -42,6 +42,10 @@ export interface ExecutionDeps {
   readonly projectRoot?: (projectId: string) => string;
   /** `--allow-command-steps`: pipeline `command` steps run only when true. */
   readonly allowCommandSteps?: boolean;
+  /** Cluster mode: brings the project's files up to date before a run (and records their version). */
+  readonly prepare?: (exec: ExecutionRecord) => Promise<void>;
+  /** Cluster mode: tells the other daemons an execution was cancelled, so whichever runs it stops. */
+  readonly onCancelled?: (execId: string) => Promise<void>;
 }
 
 export interface RunOverrides {
@@ -58,6 +62,8 @@ interface Running {
   readonly exec: ExecutionRecord;
   /** Stops the execution's work (task kinds: the supervisor's cancel; step kinds: an abort). */
   stop?: () => void;
+  /** Set when stopped from outside before `stop` existed; checked once it does. */
+  stopped?: boolean;
   finished: Promise<void>;
 }
 
@@ -115,7 +121,28 @@ export class ExecutionService {
     const changed = await store.updateExecution(exec.exec_id, { status: 'cancelled', error: reason, end_time: t });
     await store.finishActive(exec.exec_id, 'cancelled', t);
     if (changed) this.#deps.logger.log('info', `execution ${exec.exec_id} cancelled (job ${exec.job_id}): ${reason}`);
-    this.#running.get(exec.exec_id)?.stop?.();
+    if (!this.stopLocal(exec.exec_id) && changed) {
+      await this.#deps.onCancelled?.(exec.exec_id).catch((err) => this.#deps.logger.log('error', `execution ${exec.exec_id}: could not tell the cluster of its cancel: ${errorChain(err)}`));
+    }
+  }
+
+  /**
+   * Stops the work of an execution this daemon runs (its record already
+   * terminal: a cancel through another daemon, or a takeover); false when it
+   * does not run here.
+   */
+  stopLocal(execId: string): boolean {
+    const entry = this.#running.get(execId);
+    if (!entry) return false;
+    entry.stopped = true;
+    entry.stop?.();
+    return true;
+  }
+
+  /** Cluster mode, this daemon was fenced: stop everything it runs (its writes are refused anyway). */
+  stopAllLocal(): void {
+    this.#stopped = true;
+    for (const id of this.#running.keys()) this.stopLocal(id);
   }
 
   /** Claims and starts queued executions while slots are free. Re-entrant calls coalesce. */
@@ -171,6 +198,7 @@ export class ExecutionService {
   async #run(entry: Running): Promise<void> {
     const { store } = this.#deps;
     const exec = entry.exec;
+    await this.#deps.prepare?.(exec);
     const loaded: LoadedJobFile = await this.#deps.loadJobFile(exec.project_id, exec.file_name);
     if (!loaded.ok) return this.#finish(exec, 'error', loaded.error);
     const runner = kindRunner(loaded.file.kind);

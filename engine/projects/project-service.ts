@@ -30,6 +30,11 @@ export interface ProjectServiceDeps {
   readonly logger?: Logger;
   /** Large job files are validated here (the worker pool) instead of on the event loop. */
   readonly validateOffThread?: (projectId: string, name: string, content: string) => Promise<JobFileValidation>;
+  /**
+   * Called after a save, delete or rename changed the tree, with the touched
+   * names, before the caller gets its answer (cluster mode publishes them).
+   */
+  readonly onFilesChanged?: (projectId: string, change: { action: string; paths: readonly string[] }) => Promise<void>;
 }
 
 export class ProjectService {
@@ -64,16 +69,25 @@ export class ProjectService {
     return files.listFiles(this.scope(projectId), options);
   }
 
+  async #changed<T>(projectId: string, action: string, paths: readonly string[], result: Promise<T>): Promise<T> {
+    const out = await result;
+    await this.#deps.onFilesChanged?.(projectId, { action, paths });
+    return out;
+  }
+
   saveFile(projectId: string, input: SaveInput): Promise<files.SaveFileResult> {
-    return files.saveFile(this.scope(projectId), input);
+    const saved = files.saveFile(this.scope(projectId), input);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'save', [input.name], saved) : saved;
   }
 
   deleteFile(projectId: string, name: string): Promise<files.DeleteFileResult> {
-    return files.deleteFile(this.scope(projectId), name);
+    const deleted = files.deleteFile(this.scope(projectId), name);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'delete', [name], deleted) : deleted;
   }
 
   renameFile(projectId: string, oldName: string, newName: string): Promise<files.RenameFileResult> {
-    return files.renameFile(this.scope(projectId), oldName, newName);
+    const renamed = files.renameFile(this.scope(projectId), oldName, newName);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'rename', [oldName, newName], renamed) : renamed;
   }
 
   listJobs(projectId: string, filter: jobs.JobFilter): Promise<JobView[]> {
