@@ -19,7 +19,7 @@ import { Scheduler } from '../actors/daemon/scheduler.js';
 import { TaskPool } from '../actors/pool.js';
 import { readEnvFile } from '../engine/connections/index.js';
 import { cachedConnections } from '../engine/connections/registry-cache.js';
-import { ClusterDb, CANCEL_CHANNEL } from '../engine/cluster/cluster-db.js';
+import { ClusterDb, CANCEL_CHANNEL, QUEUE_CHANNEL } from '../engine/cluster/cluster-db.js';
 import { FileSync } from '../engine/cluster/file-sync.js';
 import { errorChain } from '../engine/errors.js';
 import { sweepStagingFiles } from '../engine/files/sweep-staging.js';
@@ -123,6 +123,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
       ? {
           prepare: async (exec: ExecutionRecord) => db.setTreeVersion(exec.exec_id, await fileSync.sync(exec.project_id)),
           onCancelled: (execId: string) => db.notify(CANCEL_CHANNEL, execId),
+          onQueued: () => db.notify(QUEUE_CHANNEL, ''),
         }
       : {}),
     loadJobFile: (projectId, fileName) => projects.loadJobFile(projectId, fileName),

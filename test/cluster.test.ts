@@ -75,3 +75,61 @@ test('a file saved through daemon A is read through B, a job run through B uses 
     }
   });
 });
+
+test('cancel through daemon B of an execution running on daemon A: cancelled, and its statement leaves pg_stat_activity within 1 s', { timeout: 60_000 }, async (t) => {
+  await withCluster(t, 3, async (c) => {
+    await Promise.all([0, 1, 2].map((i) => c.start(i)));
+    const saved = await c.api(0).post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
+    for (let round = 0; round < 3; round++) {
+      const { exec_id } = await c.api(round % 3).post('/project/job/run', { job_id: saved.default_job_id });
+      await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+      const a = await c.nodeOf(exec_id);
+      assert.ok(a >= 0, 'a daemon of the cluster claimed it');
+      const b = (a + 1) % 3;
+      const cancelled = await c.api(b).post('/execution/cancel', { exec_id });
+      assert.deepEqual(cancelled, { exec_id, status: 'cancelled' });
+      const sleeping = async () =>
+        (await c.sql('warehouse', "select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%pg_sleep(60)%' and pid <> pg_backend_pid()"))[0].n as number;
+      await until(async () => ((await sleeping()) === 0 ? true : undefined), 1000, `round ${round}: the statement of ${exec_id} (on daemon ${a}, cancelled through ${b}) to leave pg_stat_activity`);
+      assert.equal((await c.api(a).exec(exec_id)).status, 'cancelled');
+    }
+  });
+});
+
+test('500 query-job executions submitted through random daemons: each runs exactly once, and the load spreads', { timeout: 240_000 }, async (t) => {
+  await withCluster(t, 3, async (c) => {
+    await Promise.all([0, 1, 2].map((i) => c.start(i)));
+    await c.sql('warehouse', 'create table runs (n integer not null, job text not null)');
+    const jobs: string[] = [];
+    for (let j = 0; j < 10; j++) {
+      const saved = await c.api(j % 3).post('/project/file/save', { file: { name: `q/q${j}.sql`, body: `-- connection: WAREHOUSE\ninsert into runs (n, job) values (\${N}, 'q${j}')\n` } });
+      jobs.push(saved.default_job_id);
+    }
+    const TOTAL = 500;
+    const submitted: string[] = [];
+    let next = 0;
+    // 24 clients at once, each request to a random daemon.
+    await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        for (let n = next++; n < TOTAL; n = next++) {
+          const daemon = Math.floor(Math.random() * 3);
+          const { exec_id } = await c.api(daemon).post('/project/job/run', { job_id: jobs[n % jobs.length], vars: { N: n } });
+          submitted.push(exec_id);
+        }
+      }),
+    );
+    assert.equal(new Set(submitted).size, TOTAL);
+    await until(async () => ((await c.sql('state', "select count(*)::int as n from executions where status in ('queued', 'running')"))[0].n === 0 ? true : undefined), 200_000, 'every execution to end');
+    const statuses = await c.sql('state', 'select status, count(*)::int as n from executions group by status');
+    assert.deepEqual(statuses, [{ status: 'success', n: TOTAL }]);
+    // Exactly once: every N inserted once, none missing.
+    const runs = await c.sql('warehouse', 'select count(*)::int as rows, count(distinct n)::int as distinct_n, min(n) as lo, max(n) as hi from runs');
+    assert.deepEqual(runs[0], { rows: TOTAL, distinct_n: TOTAL, lo: 0, hi: TOTAL - 1 });
+    const attempts = await c.sql('state', 'select max(attempt)::int as most from executions');
+    assert.equal(attempts[0].most, 1, 'no execution was claimed twice');
+    const spread = await c.sql('state', 'select claimed_by, count(*)::int as n from executions group by claimed_by order by n desc');
+    t.diagnostic(`executions per daemon: ${spread.map((r) => r.n).join(', ')}`);
+    assert.equal(spread.length, 3, `every daemon ran some: ${JSON.stringify(spread)}`);
+    for (const r of spread) assert.ok(r.n >= TOTAL / 10, `daemon ${r.claimed_by} ran only ${r.n} of ${TOTAL}`);
+  });
+});

@@ -12,7 +12,7 @@
  * work is stopped at once and the owner is told, to exit).
  */
 import type { ConnectionRegistry } from '../../engine/connections/index.js';
-import { CANCEL_CHANNEL, FILES_CHANNEL, type ClusterDb, type DaemonInfo } from '../../engine/cluster/cluster-db.js';
+import { CANCEL_CHANNEL, FILES_CHANNEL, QUEUE_CHANNEL, type ClusterDb, type DaemonInfo } from '../../engine/cluster/cluster-db.js';
 import type { FileSync } from '../../engine/cluster/file-sync.js';
 import { errorChain } from '../../engine/errors.js';
 import type { Logger } from '../../engine/log.js';
@@ -61,6 +61,8 @@ export class ClusterMember {
     const { logger, executions, files } = this.#deps;
     if (channel === CANCEL_CHANNEL) {
       if (executions.stopLocal(payload)) logger.log('info', `execution ${payload} cancelled through another daemon: stopping its work`);
+    } else if (channel === QUEUE_CHANNEL) {
+      executions.dispatch();
     } else if (channel === FILES_CHANNEL) {
       const projectId = payload.split(':')[0]!;
       files.sync(projectId).catch((err) => logger.log('error', `project ${projectId}: file sync failed: ${errorChain(err)}`));
@@ -81,6 +83,8 @@ export class ClusterMember {
       }
       await this.#takeOver();
       await files.syncAll();
+      // A queue notification lost with a dropped connection costs at most one beat.
+      executions.dispatch();
     } catch (err) {
       logger.log('error', `cluster heartbeat failed: ${errorChain(err)}`);
     }

@@ -46,6 +46,8 @@ export interface ExecutionDeps {
   readonly prepare?: (exec: ExecutionRecord) => Promise<void>;
   /** Cluster mode: tells the other daemons an execution was cancelled, so whichever runs it stops. */
   readonly onCancelled?: (execId: string) => Promise<void>;
+  /** Cluster mode: tells the other daemons an execution was queued, so an idle one can claim it. */
+  readonly onQueued?: () => Promise<void>;
 }
 
 export interface RunOverrides {
@@ -101,6 +103,7 @@ export class ExecutionService {
       for (const a of active) await this.#cancelExecution(a, `cancelled by a newer run ${exec.exec_id}`);
     }
     this.dispatch();
+    await this.#deps.onQueued?.().catch((err) => this.#deps.logger.log('error', `execution ${exec.exec_id}: could not tell the cluster it is queued: ${errorChain(err)}`));
     return exec.exec_id;
   }
 

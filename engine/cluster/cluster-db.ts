@@ -57,6 +57,8 @@ export interface TakenOver {
 
 export const CANCEL_CHANNEL = 'service_cancel';
 export const FILES_CHANNEL = 'service_files';
+/** An execution was queued: idle daemons look for work at once. */
+export const QUEUE_CHANNEL = 'service_queue';
 /** pg_try_advisory_lock key of the git poller: one daemon polls at a time. */
 const GIT_POLLER_LOCK = 7_350_211_002;
 
@@ -240,6 +242,7 @@ export class ClusterDb {
       await client.connect();
       await client.query(`LISTEN ${CANCEL_CHANNEL}`);
       await client.query(`LISTEN ${FILES_CHANNEL}`);
+      await client.query(`LISTEN ${QUEUE_CHANNEL}`);
       this.listener = client;
     };
     await connect();
