@@ -133,3 +133,72 @@ test('500 query-job executions submitted through random daemons: each runs exact
     for (const r of spread) assert.ok(r.n >= TOTAL / 10, `daemon ${r.claimed_by} ran only ${r.n} of ${TOTAL}`);
   });
 });
+
+test('kill -9 of the daemon running an execution, 10 times: a survivor marks it interrupted within the lease and a few seconds, its backend is gone, the other daemons\' executions go on', { timeout: 240_000 }, async (t) => {
+  await withCluster(t, 3, async (c) => {
+    await Promise.all([0, 1, 2].map((i) => c.start(i)));
+    const api = c.api(0);
+    const slow = await api.post('/project/file/save', { file: { name: 'slow1.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
+    const other = await api.post('/project/file/save', { file: { name: 'slow2.sql', body: '-- connection: WAREHOUSE\nselect 2 as x from pg_sleep(60)\n' } });
+    let checkedBystander = 0;
+    for (let round = 0; round < 10; round++) {
+      const entry = c.nodes.findIndex((n) => n.child !== undefined);
+      const victimExec = (await c.api(entry).post('/project/job/run', { job_id: slow.default_job_id })).exec_id as string;
+      const bystander = (await c.api(entry).post('/project/job/run', { job_id: other.default_job_id })).exec_id as string;
+      await until(async () => ((await c.backends(victimExec)) > 0 && (await c.backends(bystander)) > 0 ? true : undefined), 15_000, `round ${round}: both queries running`);
+      const victim = await c.nodeOf(victimExec);
+      assert.ok(victim >= 0);
+      await c.kill(victim);
+      const interrupted = await until(async () => {
+        const e = (await c.sql('state', 'select status, error from executions where exec_id = $1', [victimExec]))[0];
+        return e.status === 'interrupted' && (await c.backends(victimExec)) === 0 ? e : undefined;
+      }, LEASE_SECONDS * 1000 + 5000, `round ${round}: execution ${victimExec} of killed daemon ${victim} interrupted by a survivor, backend gone`);
+      assert.match(interrupted.error, /stopped heartbeating; taken over by daemon-/);
+      const tasks = await c.sql('state', "select count(*)::int as n from tasks where exec_id = $1 and status in ('queued', 'running')", [victimExec]);
+      assert.equal(tasks[0].n, 0, 'its open tasks ended with it');
+      if ((await c.nodeOf(bystander)) >= 0) {
+        // Running on a survivor: untouched by the takeover.
+        const b = (await c.sql('state', 'select status from executions where exec_id = $1', [bystander]))[0];
+        assert.equal(b.status, 'running', `round ${round}: the execution on a live daemon is not affected`);
+        assert.equal(await c.backends(bystander), 1);
+        checkedBystander++;
+      }
+      const entryNow = c.nodes.findIndex((n) => n.child !== undefined);
+      await c.api(entryNow).post('/execution/cancel', { exec_id: bystander }).catch(() => undefined);
+      await until(async () => ((await c.backends(bystander)) === 0 ? true : undefined), 15_000, 'the bystander to stop');
+      await c.start(victim);
+    }
+    assert.ok(checkedBystander > 0, 'at least one round had the other execution on a survivor');
+    const left = await c.sql('state', "select count(*)::int as n from executions where status in ('queued', 'running')");
+    assert.equal(left[0].n, 0);
+    const status = await c.sql('state', "select count(*) filter (where fenced_by is not null)::int as fenced, count(*) filter (where fenced_by is null and stopped is null)::int as live from daemons");
+    assert.deepEqual(status[0], { fenced: 10, live: 3 });
+  });
+});
+
+test('a job that allows retries: the execution of a killed daemon is re-queued and run again by a survivor', { timeout: 60_000 }, async (t) => {
+  await withCluster(t, 2, async (c) => {
+    await Promise.all([0, 1].map((i) => c.start(i)));
+    const api = c.api(0);
+    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
+    const job = await api.get(`/project/job/get?job_id=${saved.default_job_id}`);
+    await api.post('/project/job/save', { job: { ...pick(job), config: { ...job.config, retries: 1 } } });
+    const { exec_id } = await api.post('/project/job/run', { job_id: saved.default_job_id });
+    await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+    const first = await c.nodeOf(exec_id);
+    await c.kill(first);
+    const survivor = 1 - first;
+    const rerun = await until(async () => {
+      const e = (await c.sql('state', 'select status, attempt, claimed_by from executions where exec_id = $1', [exec_id]))[0];
+      return e.status === 'running' && e.attempt === 2 && (await c.backends(exec_id)) === 1 ? e : undefined;
+    }, LEASE_SECONDS * 1000 + 8000, 're-queued and running again on the survivor');
+    assert.equal(await c.nodeOf(exec_id), survivor, JSON.stringify(rerun));
+    await c.api(survivor).post('/execution/cancel', { exec_id });
+  });
+});
+
+/** A job as /project/job/save takes it (read-only fields dropped). */
+function pick(job: Record<string, unknown>): Record<string, unknown> {
+  const { created: _c, updated: _u, executed: _e, next_run: _n, default: _d, ...rest } = job;
+  return rest;
+}
