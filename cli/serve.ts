@@ -135,6 +135,12 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   });
   const swept = await sweepStagingFiles(join(flags.dataDir, 'projects'));
   if (swept > 0) logger.log('warn', `removed ${swept} staging file(s) left by an interrupted write`);
+  // Cluster mode records which execution a claimed due time became (a claim without one is re-fired by a survivor).
+  async function fireScheduled(job: JobRecord, due: Date): Promise<string> {
+    const execId = await executions.requestRun(job, {}, 'schedule');
+    await db?.recordScheduledExecution(job.id, due.toISOString(), execId);
+    return execId;
+  }
   const member = db && fileSync && cluster
     ? new ClusterMember({
         db,
@@ -144,6 +150,10 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
         connections,
         executions,
         onFenced: () => hooks.onFenced?.(),
+        fireOrphan: async (jobId, due) => {
+          const job = (await store.listProjects().then((ps) => Promise.all(ps.map((p) => store.getJob(p.id, jobId))))).find((j) => j !== undefined);
+          if (job) await fireScheduled(job, new Date(due));
+        },
       })
     : undefined;
   try {
@@ -163,7 +173,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   const scheduler = new Scheduler({
     store,
     logger,
-    run: (job) => executions.requestRun(job, {}, 'schedule'),
+    run: fireScheduled,
     ...(db ? { claim: (job: JobRecord, due: Date) => db.claimSchedule(job.id, due.toISOString()) } : {}),
     ...(cluster?.clock ?? {}),
   });

@@ -202,3 +202,43 @@ function pick(job: Record<string, unknown>): Record<string, unknown> {
   const { created: _c, updated: _u, executed: _e, next_run: _n, default: _d, ...rest } = job;
   return rest;
 }
+
+test('a schedule every minute, daemons stopped, killed and started, clocks seconds apart: exactly one execution per due time (time compressed 30x)', { timeout: 120_000 }, async (t) => {
+  await withCluster(t, 3, async (c) => {
+    // SERVICE_SCHEDULER_CLOCK runs each scheduler's clock 30x (a minute every 2 s) from one instant,
+    // node 1 four seconds ahead and node 2 three seconds behind (in the compressed clock).
+    const t0 = Date.now();
+    const clock = (offset: number) => ({ SERVICE_SCHEDULER_CLOCK: `${t0}:30:${offset}` });
+    const offsets = [0, 4000, -3000];
+    await Promise.all([0, 1, 2].map((i) => c.start(i, clock(offsets[i]!))));
+    await c.sql('warehouse', 'create table ticks (at timestamptz default now())');
+    const api = c.api(0);
+    const saved = await api.post('/project/file/save', { file: { name: 'tick.sql', body: '-- connection: WAREHOUSE\ninsert into ticks default values\n' } });
+    const job = await api.get(`/project/job/get?job_id=${saved.default_job_id}`);
+    await api.post('/project/job/save', { job: { ...pick(job), active: true, schedules: ['* * * * *'] } });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // About seven compressed minutes; one daemon at least runs throughout.
+    await sleep(3000);
+    await c.stop(1);
+    await sleep(1500);
+    await c.kill(2);
+    await sleep(1500);
+    await c.start(1, clock(offsets[1]!));
+    await sleep(1500);
+    await c.start(2, clock(offsets[2]!));
+    await sleep(1500);
+    await c.stop(0);
+    await sleep(3000);
+    await c.stop(1);
+    await c.stop(2);
+    const claims = await c.sql('state', 'select due_time, exec_id from schedule_claims where job_id = $1 order by due_time', [saved.default_job_id]);
+    t.diagnostic(`due times fired: ${claims.length}`);
+    assert.ok(claims.length >= 5, `at least five due times in about seven compressed minutes, got ${claims.length}`);
+    for (let i = 1; i < claims.length; i++) {
+      assert.equal(Date.parse(claims[i].due_time) - Date.parse(claims[i - 1].due_time), 60_000, `no due time lost between ${claims[i - 1].due_time} and ${claims[i].due_time}`);
+    }
+    assert.ok(claims.every((r) => r.exec_id !== null), 'every claimed due time became an execution');
+    const execs = await c.sql('state', "select exec_id from executions where job_id = $1 and triggered_by = 'schedule' order by exec_id", [saved.default_job_id]);
+    assert.deepEqual(execs.map((e) => e.exec_id).sort(), claims.map((r) => r.exec_id).sort(), 'one execution per due time, no more');
+  });
+});

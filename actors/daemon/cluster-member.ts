@@ -28,6 +28,8 @@ export interface ClusterMemberDeps {
   readonly executions: ExecutionService;
   /** This daemon was fenced: its owner should stop it. */
   readonly onFenced: () => void;
+  /** Fires a due time another daemon claimed but died before running (the job may be gone). */
+  readonly fireOrphan: (jobId: string, due: string) => Promise<void>;
 }
 
 export class ClusterMember {
@@ -94,6 +96,10 @@ export class ClusterMember {
     const { db, info, logger, connections, executions } = this.#deps;
     const dead = await db.fenceDead(info.node);
     for (const id of dead) logger.log('warn', `daemon ${id} stopped heartbeating: taking over its executions`);
+    for (const o of await db.orphanClaims()) {
+      logger.log('warn', `schedule of job ${o.jobId} due ${o.due} was claimed by a daemon that died before running it: running it here`);
+      await this.#deps.fireOrphan(o.jobId, o.due).catch((err) => logger.log('error', `scheduled run of ${o.jobId} failed: ${errorChain(err)}`));
+    }
     const taken = await db.takeOver(info.id);
     if (taken.length === 0) return;
     for (const t of taken) logger.log('warn', `execution ${t.exec_id} ${t.outcome === 'requeued' ? 're-queued (the job allows retries)' : 'interrupted'}: the daemon running it is gone`);

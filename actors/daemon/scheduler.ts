@@ -12,7 +12,8 @@ import type { JobRecord, StateStore } from '../../engine/state/store.js';
 
 export interface SchedulerDeps {
   readonly store: StateStore;
-  readonly run: (job: JobRecord) => Promise<unknown>;
+  /** Fires the job for its due time `due`. */
+  readonly run: (job: JobRecord, due: Date) => Promise<unknown>;
   readonly logger: Logger;
   readonly now?: () => Date;
   /**
@@ -91,7 +92,7 @@ export class Scheduler {
         if (this.#deps.claim && !(await this.#deps.claim(job, due).catch((err) => (this.#deps.logger.log('error', `schedule claim of ${job.id} failed: ${errorChain(err)}`), false)))) continue;
         this.#deps.logger.log('info', `schedule fired for job ${job.id}`);
         fired.push(job.id);
-        await this.#deps.run(job).catch((err) => this.#deps.logger.log('error', `scheduled run of ${job.id} failed: ${errorChain(err)}`));
+        await this.#deps.run(job, due).catch((err) => this.#deps.logger.log('error', `scheduled run of ${job.id} failed: ${errorChain(err)}`));
       }
       for (const job of jobs) {
         const next = job.active ? nextRun(job.schedules, job.timezone, now) : null;

@@ -110,13 +110,14 @@ export class ClusterDb {
    * Fences the daemons to take over: earlier starts of this same node (this
    * process holds the node's data-directory lock, so they are dead whatever
    * their heartbeat says) and every daemon whose heartbeat is older than its
-   * lease. Returns their ids; empty when this daemon is itself fenced.
+   * lease. A daemon that stopped gracefully is left alone. Returns their ids;
+   * empty when this daemon is itself fenced.
    */
   async fenceDead(node: string): Promise<string[]> {
     const r = await this.pool.query(
       `UPDATE daemons d SET fenced_by = $1, fenced_at = clock_timestamp()
        WHERE d.fenced_by IS NULL AND d.id <> $1
-         AND (d.node = $2 OR (d.stopped IS NULL AND d.heartbeat < clock_timestamp() - d.lease_ms * interval '1 millisecond'))
+         AND d.stopped IS NULL AND (d.node = $2 OR d.heartbeat < clock_timestamp() - d.lease_ms * interval '1 millisecond')
          AND EXISTS (SELECT 1 FROM daemons me WHERE me.id = $1 AND me.fenced_by IS NULL)
        RETURNING d.id`,
       [this.daemonId, node],
@@ -211,6 +212,21 @@ export class ClusterDb {
 
   async recordScheduledExecution(jobId: string, due: string, execId: string): Promise<void> {
     await this.pool.query('UPDATE schedule_claims SET exec_id = $3 WHERE job_id = $1 AND due_time = $2', [jobId, due, execId]);
+  }
+
+  /**
+   * Due times claimed by a daemon that died before it created their
+   * execution: this daemon takes the claims over and fires them.
+   */
+  async orphanClaims(): Promise<{ jobId: string; due: string }[]> {
+    const r = await this.pool.query(
+      `UPDATE schedule_claims c SET daemon = $1 WHERE c.exec_id IS NULL
+         AND EXISTS (SELECT 1 FROM daemons d WHERE d.id = c.daemon AND (d.fenced_by IS NOT NULL OR d.stopped IS NOT NULL))
+         AND EXISTS (SELECT 1 FROM daemons me WHERE me.id = $1 AND me.fenced_by IS NULL)
+       RETURNING c.job_id, c.due_time`,
+      [this.daemonId],
+    );
+    return r.rows.map((x: Row) => ({ jobId: String(x.job_id), due: String(x.due_time) }));
   }
 
   async setTreeVersion(execId: string, version: number): Promise<void> {
