@@ -242,3 +242,34 @@ test('a schedule every minute, daemons stopped, killed and started, clocks secon
     assert.deepEqual(execs.map((e) => e.exec_id).sort(), claims.map((r) => r.exec_id).sort(), 'one execution per due time, no more');
   });
 });
+
+test('a daemon paused past its lease (as in a network partition) is fenced: a survivor re-runs its execution, and on waking it writes nothing and exits 1', { timeout: 60_000 }, async (t) => {
+  await withCluster(t, 2, async (c) => {
+    await Promise.all([0, 1].map((i) => c.start(i)));
+    const api = c.api(0);
+    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
+    const job = await api.get(`/project/job/get?job_id=${saved.default_job_id}`);
+    await api.post('/project/job/save', { job: { ...pick(job), config: { ...job.config, retries: 1 } } });
+    const { exec_id } = await api.post('/project/job/run', { job_id: saved.default_job_id });
+    await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+    const paused = await c.nodeOf(exec_id);
+    const survivor = 1 - paused;
+    const pausedId = (await c.sql('state', 'select claimed_by from executions where exec_id = $1', [exec_id]))[0].claimed_by;
+    c.nodes[paused]!.child!.kill('SIGSTOP');
+    await until(async () => {
+      const e = (await c.sql('state', 'select status, attempt from executions where exec_id = $1', [exec_id]))[0];
+      return e.status === 'running' && e.attempt === 2 && (await c.backends(exec_id)) === 1 ? true : undefined;
+    }, LEASE_SECONDS * 1000 + 8000, 'the survivor to re-run the execution');
+    const secondOwner = (await c.sql('state', 'select claimed_by from executions where exec_id = $1', [exec_id]))[0].claimed_by;
+    assert.notEqual(secondOwner, pausedId);
+    c.nodes[paused]!.child!.kill('SIGCONT');
+    const code = await c.nodes[paused]!.exited;
+    c.nodes[paused]!.child = undefined;
+    assert.equal(code, 1, 'a fenced daemon exits 1');
+    assert.match(c.nodes[paused]!.log, /lost its lease .* and was taken over/);
+    const e = (await c.sql('state', 'select status, attempt, claimed_by from executions where exec_id = $1', [exec_id]))[0];
+    assert.deepEqual(e, { status: 'running', attempt: 2, claimed_by: secondOwner }, 'nothing the stale owner did reached the record');
+    assert.equal(await c.backends(exec_id), 1, 'the second attempt still runs');
+    await c.api(survivor).post('/execution/cancel', { exec_id });
+  });
+});
