@@ -273,3 +273,42 @@ test('a daemon paused past its lease (as in a network partition) is fenced: a su
     await c.api(survivor).post('/execution/cancel', { exec_id });
   });
 });
+
+test('GET /cluster answers an operator token only, listing each daemon with heartbeat, running executions and version; service cluster status prints the same from the store', { timeout: 60_000 }, async (t) => {
+  await withCluster(t, 2, async (c) => {
+    await Promise.all([0, 1].map((i) => c.start(i)));
+    const saved = await c.api(0).post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
+    const { exec_id } = await c.api(1).post('/project/job/run', { job_id: saved.default_job_id });
+    await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+    const url = `${c.nodes[1]!.url}/cluster`;
+    assert.equal((await fetch(url)).status, 401);
+    const asProject = await fetch(url, { headers: { Authorization: `Service-Project-Token ${c.token}` } });
+    assert.deepEqual([asProject.status, await asProject.json()], [401, { error: 'missing or invalid operator token', code: 'unauthorized' }]);
+    const res = await fetch(url, { headers: { Authorization: `Service-Operator-Token ${c.operatorToken}` } });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { daemon: string; daemons: any[] };
+    const check = responseChecker((await (await fetch(`${c.nodes[1]!.url}/openapi.json`)).json()) as Record<string, unknown>);
+    check('GET', '/cluster', 200, body);
+    assert.equal(body.daemons.length, 2);
+    assert.ok(body.daemons.every((d) => d.state === 'alive' && d.version === '0.1.0' && d.url?.startsWith('http://127.0.0.1:')));
+    assert.ok(body.daemons.some((d) => d.id === body.daemon), 'the answering daemon is listed');
+    const runner = body.daemons.find((d) => d.running.includes(exec_id));
+    assert.ok(runner, 'the daemon running the execution lists it');
+    assert.equal((await c.api(0).exec(exec_id)).daemon, runner.id, 'the execution names the same daemon');
+    let out = '';
+    let err = '';
+    const io = { out: (s: string) => (out += s), err: (s: string) => (err += s) };
+    const { main } = await import('../cli/main.js');
+    assert.equal(await main(['cluster', 'status', '--state', c.stateUrl, '--json'], io), 0, err);
+    const listed = JSON.parse(out) as { daemons: any[] };
+    assert.deepEqual(listed.daemons.map((d) => [d.id, d.running]).sort(), body.daemons.map((d) => [d.id, d.running]).sort());
+    out = '';
+    assert.equal(await main(['cluster', 'status', '--state', c.stateUrl], io), 0);
+    assert.match(out, /^DAEMON +STATE +HEARTBEAT AGE +RUNNING +MAX +VERSION +URL\n/);
+    assert.equal(out.trim().split('\n').length, 3);
+    err = '';
+    assert.equal(await main(['cluster', 'status', '--state', '/tmp/some-state.db'], io), 2);
+    assert.match(err, /^error: cluster commands need a PostgreSQL state store \(--state postgresql:\/\/…\): a SQLite store belongs to one daemon\n/);
+    await c.api(0).post('/execution/cancel', { exec_id });
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * The cluster's coordination primitives on a real PostgreSQL (issue 17):
+ * one claim per job and due time whoever asks, and one git poller at a time,
+ * handed on when its holder's session ends.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ClusterDb } from '../engine/cluster/cluster-db.js';
+import { openStateStore } from '../engine/state/open-state-store.js';
+import { createTempDatabase, requirePg } from './helpers/pg.js';
+
+const info = (id: string) => ({ id, node: `node-${id}`, host: 'h', pid: 1, version: 'test', url: null, maxRunning: 1, leaseMs: 60_000 });
+
+test('a due time is claimed once across daemons asking at the same moment; the git poller lock has one holder and moves on when it goes', async (t) => {
+  if (!(await requirePg(t))) return;
+  const db = await createTempDatabase('svc_cluster_db');
+  await (await openStateStore(db.url)).close();
+  const daemons = ['d1', 'd2', 'd3'].map((id) => ClusterDb.open(db.url, id));
+  try {
+    for (const [i, d] of daemons.entries()) await d.register(info(`d${i + 1}`));
+    for (let k = 0; k < 20; k++) {
+      const due = new Date(Date.UTC(2030, 0, 1, 0, k)).toISOString();
+      const won = await Promise.all(daemons.map((d) => d.claimSchedule('job_1', due)));
+      assert.equal(won.filter(Boolean).length, 1, `due ${due}: ${JSON.stringify(won)}`);
+    }
+    for (const d of daemons) await d.listen(() => {}, () => {});
+    const leaders = await Promise.all(daemons.map((d) => d.gitLeader()));
+    assert.equal(leaders.filter(Boolean).length, 1);
+    const holder = leaders.indexOf(true);
+    assert.equal(await daemons[holder]!.gitLeader(), true, 'the holder keeps it');
+    await daemons[holder]!.close();
+    const rest = daemons.filter((_, i) => i !== holder);
+    const next = [];
+    for (const d of rest) next.push(await d.gitLeader());
+    assert.equal(next.filter(Boolean).length, 1, 'another daemon takes the poller over once the holder is gone');
+  } finally {
+    for (const d of daemons) await d.close();
+    await db.drop();
+  }
+});
