@@ -33,8 +33,22 @@ function table(daemons: readonly DaemonView[]): string {
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
 }
 
+const HELP = `Usage: service cluster <status|token> [flags]
+
+Operator commands of cluster mode: several daemons sharing one PostgreSQL state store.
+
+  service cluster status [--state URL] [--json]    the daemons: state, heartbeat age, running executions, version, URL
+  service cluster token [--state URL] [--label L]  print a new operator token once (Authorization: Service-Operator-Token <token> for GET /cluster)
+
+--state must name the cluster's PostgreSQL state store (postgresql://…); --data-dir is accepted like the other operator commands.
+`;
+
 export async function clusterCommand(argv: readonly string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === '--help' || sub === '-h' || rest.includes('--help') || rest.includes('-h')) {
+    io.out(HELP);
+    return 0;
+  }
   try {
     if (sub === 'status') {
       const { flags, positionals } = parseFlags(rest, { ...STORE_FLAGS, json: 'bool' });
