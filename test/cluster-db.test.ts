@@ -38,3 +38,39 @@ test('a due time is claimed once across daemons asking at the same moment; the g
     await db.drop();
   }
 });
+
+test('two daemons seeding a project at once: the first copy wins and the other follows it, never deleting it', async (t) => {
+  if (!(await requirePg(t))) return;
+  const { FileSync } = await import('../engine/cluster/file-sync.js');
+  const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const db = await createTempDatabase('svc_cluster_seed');
+  const store = await openStateStore(db.url);
+  const a = ClusterDb.open(db.url, 'a');
+  const b = ClusterDb.open(db.url, 'b');
+  try {
+    const p = await store.createProject({ name: 'acme' });
+    const [dirA, dirB] = [mkdtempSync(join(tmpdir(), 'svc-seed-a-')), mkdtempSync(join(tmpdir(), 'svc-seed-b-'))];
+    mkdirSync(join(dirA, 'projects', p.id, 'files', 'models'), { recursive: true });
+    writeFileSync(join(dirA, 'projects', p.id, 'files', 'models', 'a.sql'), 'select 1\n');
+    mkdirSync(join(dirB, 'projects', p.id, 'files'), { recursive: true });
+    writeFileSync(join(dirB, 'projects', p.id, 'files', 'stray.txt'), 'only on b\n');
+    const logger = { log: () => {} } as never;
+    const [fa, fb] = [new FileSync(a.pool, dirA, 'a', logger), new FileSync(b.pool, dirB, 'b', logger)];
+    const [va, vb] = await Promise.all([fa.sync(p.id), fb.sync(p.id)]);
+    assert.equal(va, vb, 'both copies reach the same version');
+    const rows = (await a.pool.query("SELECT path FROM project_files WHERE kind <> 'deleted' ORDER BY path")).rows.map((r) => r.path);
+    // Whichever seeded first, the other copy now equals it.
+    const files = (dir: string) => ['models/a.sql', 'stray.txt'].filter((f) => existsSync(join(dir, 'projects', p.id, 'files', f)));
+    assert.deepEqual(files(dirA), files(dirB));
+    assert.deepEqual(files(dirA), rows.filter((r: string) => r !== 'models'));
+    if (rows.includes('models/a.sql')) assert.equal(readFileSync(join(dirB, 'projects', p.id, 'files', 'models', 'a.sql'), 'utf8'), 'select 1\n');
+    assert.equal(rows.length > 0, true, 'a seed never publishes an empty tree over a non-empty one');
+  } finally {
+    await a.close();
+    await b.close();
+    await store.close();
+    await db.drop();
+  }
+});

@@ -8,6 +8,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { main } from '../cli/main.js';
+import { createGitRemote } from './helpers/git-remote.js';
 import { requirePg } from './helpers/pg.js';
 import { TestCluster, until } from './helpers/cluster.js';
 import { responseChecker } from './helpers/openapi-check.js';
@@ -55,9 +59,10 @@ test('a file saved through daemon A is read through B, a job run through B uses 
     assert.equal(done.tree_version, Number(head[0].version), 'the execution records the tree version it ran on');
     const check = responseChecker((await (await fetch(`${c.nodes[2]!.url}/openapi.json`)).json()) as Record<string, unknown>);
     check('GET', '/execution/list', 200, { executions: [done] });
-    // Task output of an execution is readable through any daemon.
-    const tasks = await cc.post('/execution/replication-tasks', { exec_id }).catch(() => undefined);
-    if (tasks) assert.ok(tasks.tasks.length >= 1);
+    // Task records and output of an execution are readable through any daemon.
+    const tasks = (await cc.post('/execution/replication-tasks', { exec_id })).tasks as any[];
+    assert.deepEqual(tasks.map((x) => x.status), ['success']);
+    assert.deepEqual(tasks, (await c.api(0).post('/execution/replication-tasks', { exec_id })).tasks);
     // Deletes and renames travel too; each daemon's copy on disk ends up the same.
     await b.post('/project/file/rename', { old_name: 'jobs/note.sql', new_name: 'jobs/renamed.sql' });
     await b.post('/project/file/save', { file: { name: 'plain/readme.txt', body: 'hello' } });
@@ -298,7 +303,6 @@ test('GET /cluster answers an operator token only, listing each daemon with hear
     let out = '';
     let err = '';
     const io = { out: (s: string) => (out += s), err: (s: string) => (err += s) };
-    const { main } = await import('../cli/main.js');
     assert.equal(await main(['cluster', 'status', '--state', c.stateUrl, '--json'], io), 0, err);
     const listed = JSON.parse(out) as { daemons: any[] };
     assert.deepEqual(listed.daemons.map((d) => [d.id, d.running]).sort(), body.daemons.map((d) => [d.id, d.running]).sort());
@@ -310,5 +314,30 @@ test('GET /cluster answers an operator token only, listing each daemon with hear
     assert.equal(await main(['cluster', 'status', '--state', '/tmp/some-state.db'], io), 2);
     assert.match(err, /^error: cluster commands need a PostgreSQL state store \(--state postgresql:\/\/…\): a SQLite store belongs to one daemon\n/);
     await c.api(0).post('/execution/cancel', { exec_id });
+  });
+});
+
+test('the git poller runs on one daemon at a time, its pulls reach every daemon, and another daemon polls once that one is killed', { timeout: 90_000 }, async (t) => {
+  await withCluster(t, 3, async (c) => {
+    const remote = await createGitRemote(mkdtempSync(join(tmpdir(), 'svc-cluster-git-')));
+    await remote.commit({ 'from-git/one.txt': 'one\n' });
+    const io = { out: () => {}, err: () => {} };
+    assert.equal(await main(['project', 'update', 'acme', '--git-url', remote.url, '--git-poll', '1', '--state', c.stateUrl, '--data-dir', c.nodes[0]!.dataDir], io), 0);
+    await Promise.all([0, 1, 2].map((i) => c.start(i)));
+    const everywhere = async (name: string, body: string, nodes: number[]) => {
+      for (const i of nodes) {
+        await until(async () => ((await c.api(i).get(`/project/file/get?name=${encodeURIComponent(name)}`).catch(() => undefined))?.body === body ? true : undefined), 20_000, `${name} through daemon ${i}`);
+      }
+    };
+    await everywhere('from-git/one.txt', 'one\n', [0, 1, 2]);
+    const pullers = () => c.nodes.map((n, i) => (/git pull of project \S+: [0-9a-f]{40}/.test(n.log) ? i : -1)).filter((i) => i >= 0);
+    assert.equal(pullers().length, 1, `one daemon pulled: ${JSON.stringify(pullers())}`);
+    const leader = pullers()[0]!;
+    await c.kill(leader);
+    const rest = [0, 1, 2].filter((i) => i !== leader);
+    await remote.commit({ 'from-git/two.txt': 'two\n' });
+    await everywhere('from-git/two.txt', 'two\n', rest);
+    const next = rest.filter((i) => /git pull of project \S+: [0-9a-f]{40}/.test(c.nodes[i]!.log));
+    assert.equal(next.length, 1, 'one of the survivors took the poller over');
   });
 });

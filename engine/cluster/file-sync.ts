@@ -108,7 +108,9 @@ export class FileSync {
   /**
    * Writes what differs between the local copy under `paths` and the store
    * (a path that is gone locally is deleted in the store, with everything
-   * under it) as one new version, and notifies the other daemons.
+   * under it) as one new version, and notifies the other daemons. A `seed`
+   * (the first copy of a project) happens only while the store has none, and
+   * returns -1 when another daemon's seed came first.
    */
   async publish(projectId: string, change: FileChange): Promise<number> {
     const root = projectPaths(this.dataDir, projectId).files;
@@ -116,7 +118,12 @@ export class FileSync {
       const c = await this.pool.connect();
       try {
         await c.query('BEGIN');
-        await c.query("INSERT INTO project_trees (project_id, version, changed_by, change) VALUES ($1, 0, $2, '{}') ON CONFLICT DO NOTHING", [projectId, this.daemonId]);
+        const created = await c.query("INSERT INTO project_trees (project_id, version, changed_by, change) VALUES ($1, 0, $2, '{}') ON CONFLICT DO NOTHING", [projectId, this.daemonId]);
+        if (change.action === 'seed' && (created.rowCount ?? 0) === 0) {
+          // Another daemon seeded the project meanwhile: its copy wins, ours follows it.
+          await c.query('ROLLBACK');
+          return -1;
+        }
         const current = Number((await c.query('SELECT version FROM project_trees WHERE project_id = $1 FOR UPDATE', [projectId])).rows[0].version);
         const version = current + 1;
         let changed = 0;
@@ -186,10 +193,13 @@ export class FileSync {
     const paths = projectPaths(this.dataDir, projectId);
     ensureProjectDirs(paths);
     return projectLock(paths.files).run(async () => {
-      const head = (await this.pool.query('SELECT version FROM project_trees WHERE project_id = $1', [projectId])).rows[0] as Row | undefined;
+      const headOf = async () => (await this.pool.query('SELECT version FROM project_trees WHERE project_id = $1', [projectId])).rows[0] as Row | undefined;
+      let head = await headOf();
       if (!head) {
         // Nothing published yet: this copy becomes the first version (the first daemon of a cluster seeds it).
-        return this.publish(projectId, { action: 'seed', paths: [''] });
+        const seeded = await this.publish(projectId, { action: 'seed', paths: [''] });
+        if (seeded >= 0) return seeded;
+        head = (await headOf())!;
       }
       const target = Number(head.version);
       const from = this.localVersion(projectId);
