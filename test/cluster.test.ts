@@ -341,3 +341,28 @@ test('the git poller runs on one daemon at a time, its pulls reach every daemon,
     assert.equal(next.length, 1, 'one of the survivors took the poller over');
   });
 });
+
+test('job policies hold across daemons: skip sees a run on another daemon, cancel stops it wherever it runs', { timeout: 60_000 }, async (t) => {
+  await withCluster(t, 3, async (c) => {
+    await Promise.all([0, 1, 2].map((i) => c.start(i)));
+    const api = c.api(0);
+    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
+    const job = await api.get(`/project/job/get?job_id=${saved.default_job_id}`);
+    await api.post('/project/job/save', { job: { ...pick(job), policy: 'skip' } });
+    const first = (await c.api(0).post('/project/job/run', { job_id: job.id })).exec_id as string;
+    await until(async () => ((await c.backends(first)) > 0 ? true : undefined), 15_000, 'the first run to start');
+    const runner = await c.nodeOf(first);
+    const elsewhere = (runner + 1) % 3;
+    const skipped = (await c.api(elsewhere).post('/project/job/run', { job_id: job.id })).exec_id as string;
+    const s = await c.api(elsewhere).exec(skipped);
+    assert.equal(s.status, 'skipped');
+    assert.match(s.error, new RegExp(`already has an active execution ${first}`));
+    await api.post('/project/job/save', { job: { ...pick(job), policy: 'cancel' } });
+    const newer = (await c.api(elsewhere).post('/project/job/run', { job_id: job.id })).exec_id as string;
+    await until(async () => ((await c.backends(first)) === 0 && (await c.backends(newer)) === 1 ? true : undefined), 5000, 'the older run to stop on its daemon and the newer to run');
+    const old = await c.api(runner).exec(first);
+    assert.equal(old.status, 'cancelled');
+    assert.match(old.error, new RegExp(`cancelled by a newer run ${newer}`));
+    await c.api(runner).post('/execution/cancel', { exec_id: newer });
+  });
+});
