@@ -272,6 +272,7 @@ test('a daemon paused past its lease (as in a network partition) is fenced: a su
     c.nodes[paused]!.child = undefined;
     assert.equal(code, 1, 'a fenced daemon exits 1');
     assert.match(c.nodes[paused]!.log, /lost its lease .* and was taken over/);
+    assert.doesNotMatch(c.nodes[paused]!.log, /triggerUncaughtException|Unhandled|^\s+at /m, 'it exits by its own shutdown, not by a crash');
     const e = (await c.sql('state', 'select status, attempt, claimed_by from executions where exec_id = $1', [exec_id]))[0];
     assert.deepEqual(e, { status: 'running', attempt: 2, claimed_by: secondOwner }, 'nothing the stale owner did reached the record');
     assert.equal(await c.backends(exec_id), 1, 'the second attempt still runs');

@@ -299,14 +299,25 @@ export class ExecutionService {
     const timedOut = await Promise.race([all().then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
     clearTimeout(timer);
     if (timedOut) {
-      for (const r of this.#running.values()) await this.#cancelExecution(r.exec, 'cancelled: daemon shutdown');
+      await this.cancelAll('cancelled: daemon shutdown');
       await all();
     }
   }
 
-  /** Stops waiting at once (a second signal): cancels everything running now. */
+  /**
+   * Stops waiting at once (a second signal): cancels everything running now.
+   * When the store refuses the record (a fenced cluster daemon), the work is
+   * still stopped here.
+   */
   async cancelAll(reason: string): Promise<void> {
-    for (const r of this.#running.values()) await this.#cancelExecution(r.exec, reason);
+    for (const r of this.#running.values()) {
+      try {
+        await this.#cancelExecution(r.exec, reason);
+      } catch (err) {
+        this.#deps.logger.log('error', `execution ${r.exec.exec_id}: could not record its cancel: ${errorChain(err)}`);
+        this.stopLocal(r.exec.exec_id);
+      }
+    }
   }
 
   get runningCount(): number {
