@@ -48,6 +48,7 @@ export class ClusterMember {
   async start(): Promise<void> {
     const { db, info, files } = this.#deps;
     await db.register(info);
+    await db.prune();
     await db.listen(
       (channel, payload) => this.#onMessage(channel, payload),
       () => void files.syncAll(),

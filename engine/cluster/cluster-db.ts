@@ -174,6 +174,14 @@ export class ClusterDb {
     }
   }
 
+  /** Forgets daemons that stopped or were fenced more than a day ago (their executions keep naming them). */
+  async prune(): Promise<number> {
+    const r = await this.pool.query(
+      "DELETE FROM daemons WHERE COALESCE(fenced_at, stopped) < clock_timestamp() - interval '1 day' AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.status = 'running' AND e.claimed_by = daemons.id)",
+    );
+    return r.rowCount ?? 0;
+  }
+
   /** Every daemon row, newest start first, with its running executions. */
   async listDaemons(): Promise<DaemonView[]> {
     const rows = (
