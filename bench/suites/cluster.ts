@@ -12,10 +12,14 @@
  * SIGKILL; timed until a survivor has marked the execution interrupted and
  * its backend is gone. Lease 3 s (SERVICE_LEASE_SECONDS); the baseline is the
  * lease itself, the least any takeover can take.
+ *
+ * Propagation: a file saved through daemon A, timed until daemon B serves the
+ * new content (polled every 5 ms); baseline: the save's own round trip.
+ * Remote cancel: a running `pg_sleep(60)` cancelled through another daemon,
+ * timed until the statement leaves pg_stat_activity; baseline: the same
+ * cancel through the daemon that runs it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { daemonFixture, startDaemonChild } from '../../test/helpers/daemon-child.js';
 import { TestCluster } from '../../test/helpers/cluster.js';
 import { createTempDatabase } from '../../test/helpers/pg.js';
@@ -88,12 +92,40 @@ async function clusterThroughput(daemons: number, total: number): Promise<number
   }
 }
 
-async function takeoverMs(rounds: number): Promise<number[]> {
+interface Latencies {
+  readonly takeover: number[];
+  readonly saveRoundTrip: number[];
+  readonly propagation: number[];
+  readonly cancelLocal: number[];
+  readonly cancelRemote: number[];
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function latencies(rounds: number): Promise<Latencies> {
   const c = await TestCluster.create({ nodes: 3, leaseSeconds: LEASE_SECONDS });
-  const out: number[] = [];
+  const out: Latencies = { takeover: [], saveRoundTrip: [], propagation: [], cancelLocal: [], cancelRemote: [] };
   try {
     await Promise.all(c.nodes.map((_, i) => c.start(i)));
     const saved = await c.api(0).post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 from pg_sleep(60)\n' } });
+    for (let r = 0; r < rounds * 4; r++) {
+      const t0 = performance.now();
+      await c.api(0).post('/project/file/save', { file: { name: 'p.txt', body: `round ${r}` } });
+      out.saveRoundTrip.push(performance.now() - t0);
+      while ((await c.api(1).get('/project/file/get?name=p.txt').catch(() => undefined))?.body !== `round ${r}`) await new Promise((res) => setTimeout(res, 5));
+      out.propagation.push(performance.now() - t0);
+    }
+    const sleeping = async () => (await c.sql('warehouse', "select count(*)::int as n from pg_stat_activity where state = 'active' and query like '%pg_sleep(60)%' and pid <> pg_backend_pid()"))[0].n as number;
+    for (let r = 0; r < rounds * 2; r++) {
+      const { exec_id } = await c.api(0).post('/project/job/run', { job_id: saved.default_job_id });
+      while ((await c.backends(exec_id)) === 0) await new Promise((res) => setTimeout(res, 20));
+      const runner = await c.nodeOf(exec_id);
+      const through = r % 2 === 0 ? runner : (runner + 1) % 3;
+      const t0 = performance.now();
+      await c.api(through).post('/execution/cancel', { exec_id });
+      while ((await sleeping()) > 0) await new Promise((res) => setTimeout(res, 5));
+      (through === runner ? out.cancelLocal : out.cancelRemote).push(performance.now() - t0);
+    }
     for (let r = 0; r < rounds; r++) {
       const live = c.nodes.findIndex((n) => n.child);
       const { exec_id } = await c.api(live).post('/project/job/run', { job_id: saved.default_job_id });
@@ -106,7 +138,7 @@ async function takeoverMs(rounds: number): Promise<number[]> {
         if (s === 'interrupted' && (await c.backends(exec_id)) === 0) break;
         await new Promise((res) => setTimeout(res, 20));
       }
-      out.push(performance.now() - t0);
+      out.takeover.push(performance.now() - t0);
       await c.start(victim);
     }
     return out;
@@ -134,27 +166,44 @@ export async function clusterSuite(ctx: SuiteContext): Promise<Row[]> {
   }
   const rounds = ctx.quick ? 2 : 5;
   ctx.progress(`cluster: takeover after kill -9, ${rounds} rounds, lease ${LEASE_SECONDS} s`);
-  const times = await takeoverMs(rounds);
-  const median = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  const l = await latencies(rounds);
   rows.push({
     id: 'cluster.takeover',
     label: `takeover after kill -9 (interrupted by a survivor, backend gone), median of ${rounds}`,
-    ours: ms(median),
+    ours: ms(median(l.takeover)),
     baseline: `${LEASE_SECONDS} s lease`,
-    ratio: median / (LEASE_SECONDS * 1000),
-    data: { takeoverMs: times, leaseMs: LEASE_SECONDS * 1000 },
+    ratio: median(l.takeover) / (LEASE_SECONDS * 1000),
+    data: { takeoverMs: l.takeover, leaseMs: LEASE_SECONDS * 1000 },
+  });
+  rows.push({
+    id: 'cluster.file-propagation',
+    label: `file saved through A until B serves it, median of ${l.propagation.length}`,
+    ours: ms(median(l.propagation)),
+    baseline: `${ms(median(l.saveRoundTrip))} (the save's round trip)`,
+    ratio: median(l.propagation) / median(l.saveRoundTrip),
+    data: { propagationMs: l.propagation, saveRoundTripMs: l.saveRoundTrip },
+  });
+  rows.push({
+    id: 'cluster.cancel-remote',
+    label: `cancel through another daemon until the statement is gone, median of ${l.cancelRemote.length}`,
+    ours: ms(median(l.cancelRemote)),
+    baseline: `${ms(median(l.cancelLocal))} (through the daemon running it)`,
+    ratio: median(l.cancelRemote) / median(l.cancelLocal),
+    data: { cancelRemoteMs: l.cancelRemote, cancelLocalMs: l.cancelLocal },
   });
   return rows;
 }
 
-/** `node --import tsx bench/suites/cluster.ts [total]`: this suite alone, printed. */
+/** `node --import tsx bench/suites/cluster.ts [total | latency]`: parts of this suite alone, printed. */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const total = Number(process.argv[2] ?? 150);
-  const work = mkdtempSync(join(tmpdir(), 'bench-cluster-'));
   void (async () => {
+    if (process.argv[2] === 'latency') {
+      console.log(JSON.stringify(await latencies(2)));
+      return;
+    }
+    const total = Number(process.argv[2] ?? 150);
     const base = await sqliteBaseline(total);
     console.log(`sqlite 1 daemon: ${base.toFixed(1)} exec/s`);
     for (const n of [1, 3]) console.log(`${n} daemon(s): ${(await clusterThroughput(n, total)).toFixed(1)} exec/s`);
-    rmSync(work, { recursive: true, force: true });
   })();
 }
