@@ -93,6 +93,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
     },
     ...(fileSync
       ? {
+          beforeFilesChange: async (projectId: string) => void (await fileSync.sync(projectId)),
           onFilesChanged: async (projectId: string, change: { action: string; paths: readonly string[] }) => {
             try {
               await fileSync.publish(projectId, change);
@@ -182,7 +183,12 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
     store,
     scope: (id) => projects.scope(id),
     logger,
-    ...(fileSync ? { afterPull: async (id: string) => void (await fileSync.publish(id, { action: 'git pull', paths: [''] })) } : {}),
+    ...(fileSync
+      ? {
+          beforePull: async (id: string) => void (await fileSync.sync(id)),
+          afterPull: async (id: string) => void (await fileSync.publish(id, { action: 'git pull', paths: [''] })),
+        }
+      : {}),
   });
   const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options), ...(db ? { leader: () => db.gitLeader() } : {}) });
   const extraRoutes = [...gitRoutes({ git }), ...(db ? clusterRoutes({ self: owner, daemons: () => db.listDaemons(), operatorDigestKnown: (d) => db.operatorTokenKnown(d) }) : [])];

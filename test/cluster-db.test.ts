@@ -74,3 +74,46 @@ test('two daemons seeding a project at once: the first copy wins and the other f
     await db.drop();
   }
 });
+
+test('a directory deleted through one daemon keeps a file another daemon saved there meanwhile (a change not yet seen is never deleted as a side effect)', async (t) => {
+  if (!(await requirePg(t))) return;
+  const { FileSync } = await import('../engine/cluster/file-sync.js');
+  const { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const db = await createTempDatabase('svc_cluster_unseen');
+  const store = await openStateStore(db.url);
+  const a = ClusterDb.open(db.url, 'a');
+  const b = ClusterDb.open(db.url, 'b');
+  try {
+    const p = await store.createProject({ name: 'acme' });
+    const [dirA, dirB] = [mkdtempSync(join(tmpdir(), 'svc-unseen-a-')), mkdtempSync(join(tmpdir(), 'svc-unseen-b-'))];
+    const rootA = join(dirA, 'projects', p.id, 'files');
+    const rootB = join(dirB, 'projects', p.id, 'files');
+    mkdirSync(join(rootA, 'd'), { recursive: true });
+    writeFileSync(join(rootA, 'd', 'x.txt'), 'x\n');
+    const logger = { log: () => {} } as never;
+    const [fa, fb] = [new FileSync(a.pool, dirA, 'a', logger), new FileSync(b.pool, dirB, 'b', logger)];
+    await fa.sync(p.id);
+    await fb.sync(p.id);
+    assert.equal(readFileSync(join(rootB, 'd', 'x.txt'), 'utf8'), 'x\n');
+    // B saves d/y.txt; A has not synced it when it deletes d.
+    writeFileSync(join(rootB, 'd', 'y.txt'), 'y\n');
+    await fb.publish(p.id, { action: 'save', paths: ['d/y.txt'] });
+    rmSync(join(rootA, 'd'), { recursive: true });
+    await fa.publish(p.id, { action: 'delete', paths: ['d'] });
+    const live = (await a.pool.query("SELECT path FROM project_files WHERE kind <> 'deleted' ORDER BY path")).rows.map((r) => r.path);
+    assert.deepEqual(live, ['d', 'd/y.txt'], 'x.txt (seen by A) is deleted; y.txt (unseen) stays, and so does its directory');
+    await fa.sync(p.id);
+    await fb.sync(p.id);
+    for (const root of [rootA, rootB]) {
+      assert.equal(readFileSync(join(root, 'd', 'y.txt'), 'utf8'), 'y\n');
+      assert.throws(() => readFileSync(join(root, 'd', 'x.txt')));
+    }
+  } finally {
+    await a.close();
+    await b.close();
+    await store.close();
+    await db.drop();
+  }
+});

@@ -126,17 +126,23 @@ export class FileSync {
         }
         const current = Number((await c.query('SELECT version FROM project_trees WHERE project_id = $1 FOR UPDATE', [projectId])).rows[0].version);
         const version = current + 1;
+        // Rows changed after this copy's version are changes made through other daemons that
+        // this one has not applied yet: a change here overrides them only for the very path it
+        // names (last writer wins), never as a side effect of a directory delete, rename or pull.
+        const seen = this.localVersion(projectId);
+        const unseen = (s: Row | undefined, p: string, rel: string): boolean => s !== undefined && Number(s.version) > seen && p !== rel;
         let changed = 0;
         for (const rel of change.paths.map((p) => p.replace(/^\/+|\/+$/g, ''))) {
           const local = await walkLocal(root, rel);
           const w = under(rel, 2);
           const stored = new Map(
-            ((await c.query(`SELECT path, kind, digest FROM project_files WHERE project_id = $1 AND kind <> 'deleted' AND ${w.sql}`, [projectId, ...w.params])).rows as Row[]).map((r) => [String(r.path), r]),
+            ((await c.query(`SELECT path, kind, digest, version FROM project_files WHERE project_id = $1 AND ${w.sql}`, [projectId, ...w.params])).rows as Row[]).map((r) => [String(r.path), r]),
           );
           for (const [p, e] of local) {
             const s = stored.get(p);
             const d = e.content ? digest(e.content) : null;
             if (s && s.kind === e.kind && (s.digest ?? null) === d) continue;
+            if (unseen(s, p, rel)) continue;
             await c.query(
               `INSERT INTO project_files (project_id, path, kind, content, digest, version) VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (project_id, path) DO UPDATE SET kind = EXCLUDED.kind, content = EXCLUDED.content, digest = EXCLUDED.digest, version = EXCLUDED.version`,
@@ -144,7 +150,10 @@ export class FileSync {
             );
             changed++;
           }
-          const gone = [...stored.keys()].filter((p) => !local.has(p));
+          const missing = [...stored.entries()].filter(([p, s]) => s.kind !== 'deleted' && !local.has(p));
+          const kept = missing.filter(([p, s]) => unseen(s, p, rel)).map(([p]) => p);
+          // A directory that still holds an unseen entry is not gone.
+          const gone = missing.filter(([p, s]) => !unseen(s, p, rel) && !kept.some((k) => k.startsWith(`${p}/`))).map(([p]) => p);
           if (gone.length > 0) {
             await c.query("UPDATE project_files SET kind = 'deleted', content = NULL, digest = NULL, version = $3 WHERE project_id = $1 AND path = ANY($2::text[])", [projectId, gone, version]);
             changed += gone.length;

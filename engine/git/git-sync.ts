@@ -55,6 +55,8 @@ export interface GitSyncDeps {
   readonly now?: () => Date;
   /** After a pull changed the tree, still under the project lock (cluster mode publishes the tree). */
   readonly afterPull?: (projectId: string) => Promise<void>;
+  /** Before a pull looks at the tree, under the project lock (cluster mode brings the local copy up to date). */
+  readonly beforePull?: (projectId: string) => Promise<void>;
 }
 
 export interface PullOptions {
@@ -85,6 +87,7 @@ export class GitSync {
     const { store, logger } = this.#deps;
     const scope = this.#deps.scope(projectId);
     return scope.tree.withLock(async () => {
+      await this.#deps.beforePull?.(projectId);
       const project = await store.getProject(projectId);
       if (!project) throw new EngineError('not_found', `project ${projectId} not found`);
       const git = project.git;

@@ -35,6 +35,8 @@ export interface ProjectServiceDeps {
    * names, before the caller gets its answer (cluster mode publishes them).
    */
   readonly onFilesChanged?: (projectId: string, change: { action: string; paths: readonly string[] }) => Promise<void>;
+  /** Called before a save, delete or rename (cluster mode brings the local copy up to date first). */
+  readonly beforeFilesChange?: (projectId: string) => Promise<void>;
 }
 
 export class ProjectService {
@@ -69,25 +71,26 @@ export class ProjectService {
     return files.listFiles(this.scope(projectId), options);
   }
 
-  async #changed<T>(projectId: string, action: string, paths: readonly string[], result: Promise<T>): Promise<T> {
-    const out = await result;
+  async #changed<T>(projectId: string, action: string, paths: readonly string[], change: () => Promise<T>): Promise<T> {
+    await this.#deps.beforeFilesChange?.(projectId);
+    const out = await change();
     await this.#deps.onFilesChanged?.(projectId, { action, paths });
     return out;
   }
 
   saveFile(projectId: string, input: SaveInput): Promise<files.SaveFileResult> {
-    const saved = files.saveFile(this.scope(projectId), input);
-    return this.#deps.onFilesChanged ? this.#changed(projectId, 'save', [input.name], saved) : saved;
+    const save = () => files.saveFile(this.scope(projectId), input);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'save', [input.name], save) : save();
   }
 
   deleteFile(projectId: string, name: string): Promise<files.DeleteFileResult> {
-    const deleted = files.deleteFile(this.scope(projectId), name);
-    return this.#deps.onFilesChanged ? this.#changed(projectId, 'delete', [name], deleted) : deleted;
+    const del = () => files.deleteFile(this.scope(projectId), name);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'delete', [name], del) : del();
   }
 
   renameFile(projectId: string, oldName: string, newName: string): Promise<files.RenameFileResult> {
-    const renamed = files.renameFile(this.scope(projectId), oldName, newName);
-    return this.#deps.onFilesChanged ? this.#changed(projectId, 'rename', [oldName, newName], renamed) : renamed;
+    const rename = () => files.renameFile(this.scope(projectId), oldName, newName);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'rename', [oldName, newName], rename) : rename();
   }
 
   listJobs(projectId: string, filter: jobs.JobFilter): Promise<JobView[]> {
