@@ -93,7 +93,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
     },
     ...(fileSync
       ? {
-          beforeFilesChange: async (projectId: string) => void (await fileSync.sync(projectId)),
+          refresh: async (projectId: string) => void (await fileSync.sync(projectId)),
           onFilesChanged: async (projectId: string, change: { action: string; paths: readonly string[] }) => {
             try {
               await fileSync.publish(projectId, change);

@@ -201,8 +201,11 @@ export class FileSync {
   async sync(projectId: string): Promise<number> {
     const paths = projectPaths(this.dataDir, projectId);
     ensureProjectDirs(paths);
+    const headOf = async () => (await this.pool.query('SELECT version FROM project_trees WHERE project_id = $1', [projectId])).rows[0] as Row | undefined;
+    // Up to date (the common case before a read): one query, no wait for the project lock.
+    const quick = await headOf();
+    if (quick && this.localVersion(projectId) >= Number(quick.version)) return this.localVersion(projectId);
     return projectLock(paths.files).run(async () => {
-      const headOf = async () => (await this.pool.query('SELECT version FROM project_trees WHERE project_id = $1', [projectId])).rows[0] as Row | undefined;
       let head = await headOf();
       if (!head) {
         // Nothing published yet: this copy becomes the first version (the first daemon of a cluster seeds it).

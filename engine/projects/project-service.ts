@@ -35,8 +35,12 @@ export interface ProjectServiceDeps {
    * names, before the caller gets its answer (cluster mode publishes them).
    */
   readonly onFilesChanged?: (projectId: string, change: { action: string; paths: readonly string[] }) => Promise<void>;
-  /** Called before a save, delete or rename (cluster mode brings the local copy up to date first). */
-  readonly beforeFilesChange?: (projectId: string) => Promise<void>;
+  /**
+   * Called before the project's files are read or changed (cluster mode brings
+   * the local copy up to the shared version first: a save through another
+   * daemon is seen by the next request here).
+   */
+  readonly refresh?: (projectId: string) => Promise<void>;
 }
 
 export class ProjectService {
@@ -59,20 +63,26 @@ export class ProjectService {
     };
   }
 
+  /** `read` after the refresh hook, when there is one (no extra await on a single daemon). */
+  #fresh<T>(projectId: string, read: () => Promise<T>): Promise<T> {
+    const refresh = this.#deps.refresh;
+    return refresh ? refresh(projectId).then(read) : read();
+  }
+
   project(projectId: string): Promise<ProjectView> {
-    return projectView(this.scope(projectId), this.#deps.store);
+    return this.#fresh(projectId, () => projectView(this.scope(projectId), this.#deps.store));
   }
 
   getFile(projectId: string, name: string): Promise<ProjectFile> {
-    return files.getFile(this.scope(projectId), name);
+    return this.#fresh(projectId, () => files.getFile(this.scope(projectId), name));
   }
 
   listFiles(projectId: string, options: ListOptions): Promise<ProjectFile[]> {
-    return files.listFiles(this.scope(projectId), options);
+    return this.#fresh(projectId, () => files.listFiles(this.scope(projectId), options));
   }
 
   async #changed<T>(projectId: string, action: string, paths: readonly string[], change: () => Promise<T>): Promise<T> {
-    await this.#deps.beforeFilesChange?.(projectId);
+    await this.#deps.refresh?.(projectId);
     const out = await change();
     await this.#deps.onFilesChanged?.(projectId, { action, paths });
     return out;
@@ -102,7 +112,7 @@ export class ProjectService {
   }
 
   saveJob(projectId: string, input: JobInput): Promise<JobView> {
-    return jobs.saveJob(this.scope(projectId), input);
+    return this.#fresh(projectId, () => jobs.saveJob(this.scope(projectId), input));
   }
 
   deleteJob(projectId: string, jobId: string): Promise<{ job_id: string; deleted: true }> {
@@ -110,7 +120,7 @@ export class ProjectService {
   }
 
   runJob(projectId: string, runs: jobs.RunRequester, req: jobs.RunRequest, trigger: Trigger): Promise<string> {
-    return jobs.runJob(this.scope(projectId), runs, req, trigger);
+    return this.#fresh(projectId, () => jobs.runJob(this.scope(projectId), runs, req, trigger));
   }
 
   /** For ExecutionDeps.loadJobFile. */
