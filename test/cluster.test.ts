@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { main } from '../cli/main.js';
 import { createGitRemote } from './helpers/git-remote.js';
@@ -317,7 +317,9 @@ test('GET /cluster answers an operator token only, listing each daemon with hear
 
 test('the git poller runs on one daemon at a time, its pulls reach every daemon, and another daemon polls once that one is killed', { timeout: 90_000 }, async (t) => {
   await withCluster(t, 3, async (c) => {
-    const remote = await createGitRemote(mkdtempSync(join(tmpdir(), 'svc-cluster-git-')));
+    const base = mkdtempSync(join(tmpdir(), 'svc-cluster-git-'));
+    t.after(() => rmSync(base, { recursive: true, force: true }));
+    const remote = await createGitRemote(base);
     await remote.commit({ 'from-git/one.txt': 'one\n' });
     const io = { out: () => {}, err: () => {} };
     assert.equal(await main(['project', 'update', 'acme', '--git-url', remote.url, '--git-poll', '1', '--state', c.stateUrl, '--data-dir', c.nodes[0]!.dataDir], io), 0);
