@@ -39,6 +39,10 @@ test('a file saved through daemon A is read through B, a job run through B uses 
     await c.sql('warehouse', 'create table seen (v text)');
     const saved = await a.post('/project/file/save', { file: { name: 'jobs/note.sql', body: "-- connection: WAREHOUSE\ninsert into seen values ('one') returning v\n" } });
     assert.ok(saved.default_job_id, JSON.stringify(saved));
+    // A listing through C (its index built), then a new file through A: C's next listing has it.
+    assert.deepEqual((await cc.post('/project/file/list', { prefix: 'jobs/' })).files.map((f: any) => f.name), ['jobs/note.sql']);
+    await a.post('/project/file/save', { file: { name: 'jobs/other.txt', body: 'x' } });
+    assert.deepEqual((await cc.post('/project/file/list', { prefix: 'jobs/' })).files.map((f: any) => f.name), ['jobs/note.sql', 'jobs/other.txt']);
     // Read through B right after A answered: B brings its copy up to the store's version first.
     const read = await b.get('/project/file/get?name=jobs%2Fnote.sql');
     assert.match(read.body, /insert into seen values \('one'\)/);

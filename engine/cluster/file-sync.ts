@@ -25,6 +25,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { STAGING_PREFIX } from '../files/file-name.js';
 import { projectLock } from '../files/project-lock.js';
+import { touchTree } from '../files/tree-index.js';
 import type { Logger } from '../log.js';
 import { projectPaths } from '../projects/project-paths.js';
 import { prefixUpperBound } from '../state/records.js';
@@ -193,6 +194,7 @@ export class FileSync {
         const live = new Set(rows.filter((r) => r.kind !== 'deleted').map((r) => String(r.path)));
         for (const p of (await walkLocal(root, rel)).keys()) if (!live.has(p) && ![...live].some((l) => l.startsWith(`${p}/`))) await rm(path.join(root, p), { recursive: true, force: true });
         for (const r of rows) await applyRow(root, r);
+        touchTree(root, rel, ...rows.map((r) => String(r.path)));
       }
     });
   }
@@ -227,11 +229,16 @@ export class FileSync {
         await applyRow(paths.files, r);
         reached = Math.max(reached, Number(r.version));
       }
+      // The listing index learns of these writes now, not when its watcher reports them.
+      touchTree(paths.files, ...rows.map((r) => String(r.path)));
       if (from === 0) {
         // A data directory that never synced: entries the store does not have go.
         const live = new Set(rows.map((r) => String(r.path)));
         for (const p of [...(await walkLocal(paths.files, '')).keys()].sort().reverse()) {
-          if (!live.has(p)) await rm(path.join(paths.files, p), { recursive: true, force: true });
+          if (!live.has(p)) {
+            await rm(path.join(paths.files, p), { recursive: true, force: true });
+            touchTree(paths.files, p);
+          }
         }
       }
       this.#setLocal(projectId, Math.max(reached, target));
