@@ -99,6 +99,12 @@ test('cancel through daemon B of an execution running on daemon A: cancelled, an
       await until(async () => ((await sleeping()) === 0 ? true : undefined), 1000, `round ${round}: the statement of ${exec_id} (on daemon ${a}, cancelled through ${b}) to leave pg_stat_activity`);
       assert.equal((await c.api(a).exec(exec_id)).status, 'cancelled');
     }
+    // A cancel whose notification never arrives (written straight into the store here): the
+    // daemon running it sees the record at its next heartbeat and stops the statement.
+    const { exec_id } = await c.api(0).post('/project/job/run', { job_id: saved.default_job_id });
+    await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+    await c.sql('state', "UPDATE executions SET status = 'cancelled', end_time = $2 WHERE exec_id = $1", [exec_id, new Date().toISOString()]);
+    await until(async () => ((await c.backends(exec_id)) === 0 ? true : undefined), LEASE_SECONDS * 1000, 'the statement of an execution cancelled without a notification to stop');
   });
 });
 

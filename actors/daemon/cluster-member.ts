@@ -92,6 +92,10 @@ export class ClusterMember {
       const gap = performance.now() - this.#lastBeat;
       this.#lastBeat = performance.now();
       if (gap <= this.#deps.info.leaseMs) await this.#takeOver();
+      // A cancel notification lost with a dropped connection: the record says so, stop the work.
+      for (const id of await db.notRunning(executions.runningIds())) {
+        if (executions.stopLocal(id)) logger.log('info', `execution ${id} ended through another daemon: stopping its work`);
+      }
       await files.syncAll();
       // A queue notification lost with a dropped connection costs at most one beat.
       executions.dispatch();

@@ -323,6 +323,11 @@ export class ExecutionService {
   get runningCount(): number {
     return this.#running.size;
   }
+
+  /** Ids of the executions this daemon runs now. */
+  runningIds(): string[] {
+    return [...this.#running.keys()];
+  }
 }
 
 /** `<stream_name or step_id>: <message>` for the first failure, `(and <n> more)` for others. */

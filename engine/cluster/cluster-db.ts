@@ -237,6 +237,13 @@ export class ClusterDb {
     return r.rows.map((x: Row) => ({ jobId: String(x.job_id), due: String(x.due_time) }));
   }
 
+  /** Of `execIds`, those no longer running (cancelled or ended through another daemon). */
+  async notRunning(execIds: readonly string[]): Promise<string[]> {
+    if (execIds.length === 0) return [];
+    const r = await this.pool.query("SELECT exec_id FROM executions WHERE exec_id = ANY($1::text[]) AND status <> 'running'", [execIds]);
+    return r.rows.map((x: Row) => String(x.exec_id));
+  }
+
   async setTreeVersion(execId: string, version: number): Promise<void> {
     await this.pool.query('UPDATE executions SET tree_version = $2 WHERE exec_id = $1', [execId, version]);
   }
