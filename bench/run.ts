@@ -12,7 +12,7 @@
  *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
  *              largest project and of the PostgreSQL run, kept under
  *              bench/out/profiles/; prints where the time goes
- *   --only=…   a subset of suites: compile, run, dag, api, ui, micro
+ *   --only=…   a subset of suites: compile, run, dag, api, ui, micro, cluster
  *   --keep     keep the temp directory (generated projects)
  *
  * BENCH_CLI=/path/to/bin/service.js times another build of the CLI (an A/B
@@ -29,13 +29,14 @@ import { describeMachine, loadNow, machineInfo } from './lib/machine.js';
 import { markdownTable, type Row } from './lib/report.js';
 import type { SuiteContext } from './lib/suite-context.js';
 import { apiThroughput } from './suites/api.js';
+import { clusterSuite } from './suites/cluster.js';
 import { compileThroughput } from './suites/compile-throughput.js';
 import { dagThroughput } from './suites/dag-throughput.js';
 import { micro } from './suites/micro.js';
 import { runOverhead } from './suites/run-overhead.js';
 import { uiRender } from './suites/ui.js';
 
-const SUITES = ['compile', 'run', 'dag', 'api', 'ui', 'micro'] as const;
+const SUITES = ['compile', 'run', 'dag', 'api', 'ui', 'micro', 'cluster'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface Options {
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
     if (opts.only.has('api')) rows.push(...(await apiThroughput(ctx)));
     if (opts.only.has('ui')) rows.push(...(await uiRender(ctx)));
     if (opts.only.has('micro')) rows.push(...(await micro(ctx)));
+    if (opts.only.has('cluster')) rows.push(...(await clusterSuite(ctx)));
   } finally {
     await cleanup();
   }

@@ -38,6 +38,8 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   'project update': async (a, io) => (await import('./operator.js')).projectCommand('update', a, io),
   'project list': async (a, io) => (await import('./operator.js')).projectCommand('list', a, io),
   'token create': async (a, io) => (await import('./operator.js')).tokenCommand(a, io),
+  'cluster status': async (a, io) => (await import('./cluster.js')).clusterStatus(a, io),
+  'cluster token': async (a, io) => (await import('./cluster.js')).clusterToken(a, io),
   'jobs list': remote('jobs list'),
   'jobs get': remote('jobs get'),
   'jobs run': remote('jobs run'),

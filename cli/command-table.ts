@@ -62,6 +62,7 @@ export const GROUPS: readonly GroupDef[] = [
   { name: 'conns', summary: "Connections: this machine's (env.yaml here, ~/.service/env.yaml, URL variables), or the daemon's with --remote." },
   { name: 'project', summary: 'Operator: projects in the state store (works beside a running daemon).' },
   { name: 'token', summary: 'Operator: project tokens.' },
+  { name: 'cluster', summary: 'Operator, cluster mode: the daemons sharing one PostgreSQL state store (see docs/cluster.md).' },
   { name: 'jobs', summary: "API client: the jobs of the token's project." },
   { name: 'execs', summary: "API client: the executions of the token's project." },
   { name: 'files', summary: "API client: the project's files." },
@@ -224,6 +225,18 @@ export const COMMANDS: readonly CommandDef[] = [
     summary: 'Create a project token and print it once (only its SHA-256 is stored).',
     options: [{ long: 'project', value: 'NAME', help: 'the project (required)' }, { long: 'label', value: 'L', help: 'a note kept with the token' }, ...STORE, HELP],
     examples: ['npx service token create --project acme --data-dir ./data'],
+  },
+  {
+    name: 'cluster status',
+    summary: 'List the daemons of the cluster: state, heartbeat age, running executions, version, URL (read from the state store itself).',
+    options: [...STORE, { long: 'json', help: 'print {daemons: […]} as JSON' }, HELP],
+    examples: ['npx service cluster status --state postgresql://service@db/service'],
+  },
+  {
+    name: 'cluster token',
+    summary: 'Create an operator token for GET /cluster and print it once (send it as Authorization: Service-Operator-Token <token>).',
+    options: [...STORE, { long: 'label', value: 'L', help: 'a note kept with the token' }, HELP],
+    examples: ['npx service cluster token --state postgresql://service@db/service --label ops'],
   },
   {
     name: 'jobs list',

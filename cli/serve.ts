@@ -6,11 +6,12 @@
  * grace period for running executions, cancel the rest, close the store,
  * exit 0; a second signal cancels at once.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExecutionService } from '../actors/daemon/executions.js';
+import { ClusterMember } from '../actors/daemon/cluster-member.js';
 import { GitPoller } from '../actors/daemon/git-poller.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
 import { cleanUpInterrupted } from '../actors/daemon/recovery-cleanup.js';
@@ -18,6 +19,8 @@ import { Scheduler } from '../actors/daemon/scheduler.js';
 import { TaskPool } from '../actors/pool.js';
 import { readEnvFile } from '../engine/connections/index.js';
 import { cachedConnections } from '../engine/connections/registry-cache.js';
+import { ClusterDb, CANCEL_CHANNEL, QUEUE_CHANNEL } from '../engine/cluster/cluster-db.js';
+import { FileSync } from '../engine/cluster/file-sync.js';
 import { errorChain } from '../engine/errors.js';
 import { sweepStagingFiles } from '../engine/files/sweep-staging.js';
 import { closeTreeIndexes } from '../engine/files/tree-index.js';
@@ -28,12 +31,14 @@ import { projectPaths } from '../engine/projects/project-paths.js';
 import { ProjectService } from '../engine/projects/project-service.js';
 import { lockDataDir } from '../engine/state/daemon-lock.js';
 import { openStateStore, parseStateLocation } from '../engine/state/open-state-store.js';
-import type { StateStore } from '../engine/state/store.js';
+import type { ExecutionRecord, JobRecord, StateStore } from '../engine/state/store.js';
 import { createApp } from '../http/app.js';
 import { installClientErrorHandler } from '../http/client-error.js';
+import { clusterRoutes } from '../http/routes/cluster.js';
 import { gitRoutes } from '../http/routes/git.js';
 import { apiRoutes } from '../http/routes/index.js';
 import { webConsole } from '../http/ui/web-console.js';
+import { clusterSetup, type ClusterSetup } from './cluster-setup.js';
 import { serveFlags, type DaemonFlags } from './daemon-flags.js';
 import type { Io } from './io.js';
 import type { ParsedArgs } from './parse-command-line.js';
@@ -47,20 +52,31 @@ export interface RunningDaemon {
   stop(immediate?: boolean): Promise<void>;
 }
 
-export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<RunningDaemon> {
+export interface DaemonHooks {
+  /** Cluster mode: another daemon took this one over (it lost its lease); the daemon should exit. */
+  readonly onFenced?: () => void;
+}
+
+export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: DaemonHooks = {}): Promise<RunningDaemon> {
   const location = parseStateLocation(flags.state);
   const lock = lockDataDir(flags.dataDir, location.kind === 'sqlite' ? location.path : undefined);
+  // The node is the same on every start from this data directory and host: holding the
+  // directory's lock proves the previous daemon of the node is gone.
+  const node = `daemon-${hostname().replace(/[^A-Za-z0-9.-]/g, '-')}-${createHash('sha256').update(flags.dataDir).digest('hex').slice(0, 12)}`;
+  // A PostgreSQL store is shared: cluster mode, one id per process (fencing is per process).
+  const clustered = location.kind === 'postgres';
+  const owner = clustered ? `${node}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}` : node;
+  let cluster: ClusterSetup | undefined;
   let store: StateStore;
   try {
-    store = await openStateStore(flags.state);
+    cluster = clustered ? clusterSetup(flags, logger) : undefined;
+    store = await openStateStore(flags.state, clustered ? { daemonId: owner } : {});
   } catch (err) {
     lock.release();
     throw err;
   }
-  // The claim owner is the same on every start from this data directory and host, so
-  // recovery can tell this directory's dead runs from those of other daemons sharing a
-  // PostgreSQL store: holding the directory's lock proves the previous owner is gone.
-  const owner = `daemon-${hostname()}-${createHash('sha256').update(flags.dataDir).digest('hex').slice(0, 12)}`;
+  const db = cluster && ClusterDb.open(flags.state, owner);
+  const fileSync = db && new FileSync(db.pool, flags.dataDir, owner, logger);
   const registries = cachedConnections();
   const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
   const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1 });
@@ -77,6 +93,20 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
       const paths = projectPaths(flags.dataDir, projectId);
       return validationPool().run({ type: 'jobfile.validate', name, content, root: paths.files, envFile: paths.envFile });
     },
+    ...(fileSync
+      ? {
+          refresh: async (projectId: string) => void (await fileSync.sync(projectId)),
+          onFilesChanged: async (projectId: string, change: { action: string; paths: readonly string[] }) => {
+            try {
+              await fileSync.publish(projectId, change);
+            } catch (err) {
+              // The change is on this daemon's disk only: put those paths back as the cluster has them.
+              await fileSync.restore(projectId, change.paths).catch(() => {});
+              throw err;
+            }
+          },
+        }
+      : {}),
   });
   const lines = lineRouter();
   const executions = new ExecutionService({
@@ -92,6 +122,13 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
     connections,
     projectRoot: (projectId) => projectPaths(flags.dataDir, projectId).files,
     allowCommandSteps: flags.allowCommandSteps,
+    ...(db && fileSync
+      ? {
+          prepare: async (exec: ExecutionRecord) => db.setTreeVersion(exec.exec_id, await fileSync.sync(exec.project_id)),
+          onCancelled: (execId: string) => db.notify(CANCEL_CHANNEL, execId),
+          onQueued: () => db.notify(QUEUE_CHANNEL, ''),
+        }
+      : {}),
     loadJobFile: (projectId, fileName) => projects.loadJobFile(projectId, fileName),
     envLookup: (projectId) => {
       const projectEnv = readEnvFile(projectPaths(flags.dataDir, projectId).envFile, 'project', flags.dataDir).env;
@@ -101,15 +138,62 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   });
   const swept = await sweepStagingFiles(join(flags.dataDir, 'projects'));
   if (swept > 0) logger.log('warn', `removed ${swept} staging file(s) left by an interrupted write`);
+  // Cluster mode records which execution a claimed due time became (a claim without one is re-fired by a survivor).
+  async function fireScheduled(job: JobRecord, due: Date): Promise<string> {
+    const execId = await executions.requestRun(job, {}, 'schedule');
+    await db?.recordScheduledExecution(job.id, due.toISOString(), execId);
+    return execId;
+  }
+  const member = db && fileSync && cluster
+    ? new ClusterMember({
+        db,
+        files: fileSync,
+        info: { id: owner, node, host: hostname(), pid: process.pid, version: VERSION, url: null, maxRunning: flags.maxRunning, leaseMs: cluster.leaseMs },
+        logger,
+        connections,
+        executions,
+        onFenced: () => hooks.onFenced?.(),
+        fireOrphan: async (jobId, due) => {
+          const job = (await store.listProjects().then((ps) => Promise.all(ps.map((p) => store.getJob(p.id, jobId))))).find((j) => j !== undefined);
+          if (job) await fireScheduled(job, new Date(due));
+        },
+      })
+    : undefined;
+  try {
+    await member?.start();
+  } catch (err) {
+    await db?.close();
+    await store.close();
+    lock.release();
+    throw err;
+  }
   const interrupted = await executions.recover();
   if (interrupted.length > 0) {
     logger.log('warn', `marked ${interrupted.length} execution(s) interrupted: the daemon stopped while they were running`);
     const records = (await Promise.all(interrupted.map((id) => store.findExecution(id)))).filter((e) => e !== undefined);
     await cleanUpInterrupted(records, connections, logger);
   }
-  const scheduler = new Scheduler({ store, logger, run: (job) => executions.requestRun(job, {}, 'schedule') });
-  const git = new GitSync({ dataDir: flags.dataDir, store, scope: (id) => projects.scope(id), logger });
-  const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options) });
+  const scheduler = new Scheduler({
+    store,
+    logger,
+    run: fireScheduled,
+    ...(db ? { claim: (job: JobRecord, due: Date) => db.claimSchedule(job.id, due.toISOString()) } : {}),
+    ...(cluster?.clock ?? {}),
+  });
+  const git = new GitSync({
+    dataDir: flags.dataDir,
+    store,
+    scope: (id) => projects.scope(id),
+    logger,
+    ...(fileSync
+      ? {
+          beforePull: async (id: string) => void (await fileSync.sync(id)),
+          afterPull: async (id: string) => void (await fileSync.publish(id, { action: 'git pull', paths: [''] })),
+        }
+      : {}),
+  });
+  const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options), ...(db ? { leader: () => db.gitLeader() } : {}) });
+  const extraRoutes = [...gitRoutes({ git }), ...(db ? clusterRoutes({ self: owner, daemons: () => db.listDaemons(), operatorDigestKnown: (d) => db.operatorTokenKnown(d) }) : [])];
   const projectForDigest = (d: string) => store.projectIdForToken(d);
   const ui = webConsole({
     store,
@@ -124,7 +208,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
     projectForDigest,
     logger,
   });
-  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes: gitRoutes({ git }) }), projectForDigest, logger, ui: (ctx) => ui.handle(ctx) });
+  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes }), projectForDigest, logger, ui: (ctx) => ui.handle(ctx) });
   const server = createServer(app.callback());
   installClientErrorHandler(server);
   await new Promise<void>((resolve, reject) => {
@@ -133,9 +217,11 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   });
   const addr = server.address();
   const url = typeof addr === 'object' && addr ? `http://${flags.host}:${addr.port}` : `http://${flags.host}:${flags.port}`;
+  await db?.setUrl(url);
   scheduler.start();
   poller.start();
   executions.dispatch();
+  if (cluster) logger.log('info', `cluster mode: daemon ${owner}, lease ${cluster.leaseMs} ms`);
   logger.log('info', `service ${VERSION} listening on ${url} (data dir ${flags.dataDir}); web console at ${url}/ui`);
   let stopping: Promise<void> | undefined;
   return {
@@ -151,12 +237,14 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
         await scheduler.stop();
         await poller.stop();
         await executions.shutdown(immediate ? 0 : flags.gracePeriodMs);
+        await member?.stop();
         await closed;
         await pool.destroy();
         await validator?.destroy();
         closeTreeIndexes();
         lines.close();
         await store.close();
+        await db?.close();
         lock.release();
       })();
       return stopping;
@@ -170,14 +258,21 @@ export async function serveCommand(args: ParsedArgs, io: Io): Promise<number> {
   const stderr = batchedWriter(io.err);
   const logger = streamLogger({ level: 'info', json: (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON', write: stderr.write, isoTime: true });
   let daemon: RunningDaemon;
+  let fenced: (() => void) | undefined;
   try {
-    daemon = await startDaemon(flags, logger);
+    daemon = await startDaemon(flags, logger, { onFenced: () => fenced?.() });
   } catch (err) {
     stderr.flush();
     io.err(`fatal: ${errorChain(err)}\n`);
     return 1;
   }
   return new Promise<number>((resolve) => {
+    // Taken over by another daemon: its executions are no longer ours; stop at once and exit 1.
+    fenced = () =>
+      void daemon.stop(true).then(() => {
+        stderr.flush();
+        resolve(1);
+      });
     let signals = 0;
     const onSignal = (sig: NodeJS.Signals) => {
       signals++;

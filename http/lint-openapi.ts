@@ -8,13 +8,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clusterRoutes } from './routes/cluster.js';
 import { gitRoutes } from './routes/git.js';
 import { apiRoutes, type ApiDeps } from './routes/index.js';
 import { VERSION } from '../cli/version.js';
 
 // The routes only close over their services; building the document never calls them.
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not available while generating the document')) });
-const routes = apiRoutes({ version: VERSION, store: unused, projects: unused, executions: unused, connections: () => unused, extraRoutes: gitRoutes({ git: unused as never }) } as unknown as ApiDeps);
+const routes = apiRoutes({ version: VERSION, store: unused, projects: unused, executions: unused, connections: () => unused, extraRoutes: [...gitRoutes({ git: unused as never }), ...clusterRoutes({ self: '', daemons: unused as never, operatorDigestKnown: unused as never })] } as unknown as ApiDeps);
 const openapi = routes.find((r) => r.path === '/openapi.json')!;
 const doc = await openapi.handler({ ctx: undefined as never, projectId: '' }, {});
 

@@ -67,13 +67,14 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
       operationId: operationId(r.path),
       summary: r.summary,
       // Public routes say so explicitly: the document's default is the project token.
-      security: r.auth ? [{ projectToken: [] }] : [],
+      security: r.auth ? [{ projectToken: [] }] : r.operator ? [{ operatorToken: [] }] : [],
       ...(r.query ? { parameters: r.query.map((q) => ({ name: q.name, in: 'query', required: q.required ?? false, description: q.description, schema: { type: 'string' } })) } : {}),
       ...(body ? { requestBody: { required: Array.isArray(body.required) && body.required.length > 0, content: { 'application/json': { schema: body } } } } : {}),
       responses: {
         200: { description: 'OK', content: { 'application/json': { schema: RESPONSE_SCHEMAS[r.path] ?? { type: 'object' } } } },
         400: errorResponse('Bad request: malformed JSON, a body nested too deeply, an unknown, missing or mistyped field, a bad query parameter'),
         ...(r.auth ? { 401: errorResponse('Missing or invalid project token') } : {}),
+        ...(r.operator ? { 401: errorResponse('Missing or invalid operator token') } : {}),
         ...(r.method === 'POST' ? { 413: errorResponse('Request body over 1 MiB') } : {}),
         ...(r.auth ? { 404: errorResponse('Not found (objects of other projects behave as missing ones)'), 409: errorResponse('Conflict with the current state') } : {}),
         ...(r.path === '/project/file/save' || r.path === '/project/file/rename' ? { 422: errorResponse('Invalid job file: `problems` lists each with its line and column') } : {}),
@@ -88,7 +89,9 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
     servers: [{ url: 'http://127.0.0.1:8080' }],
     security: [{ projectToken: [] }],
     components: {
-      securitySchemes: { projectToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' } },
+      securitySchemes: { projectToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' },
+        operatorToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Operator-Token <token> (cluster mode: `service cluster token`)' },
+      },
       schemas: { Error: ERROR, ...RESOURCE_SCHEMAS },
     },
     paths,

@@ -61,6 +61,8 @@ export const RESOURCE_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       bytes: nullable(int),
       status_map: { type: 'object', additionalProperties: int },
       build: nullable({ type: 'object' }),
+      daemon: str,
+      tree_version: int,
     },
     ['exec_id', 'job_id', 'job_name', 'job_type', 'file_name', 'status', 'error', 'trigger', 'start_time', 'end_time'],
   ),
@@ -68,6 +70,21 @@ export const RESOURCE_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     { exec_id: str, task_id: str, stream_name: str, object: nullable(str), mode: nullable(str), status: STATUS, error: nullable(str), start_time: nullable(time), end_time: nullable(time), rows: nullable(int), bytes: nullable(int), output: str, metrics: nullable({ type: 'object' }) },
     ['exec_id', 'task_id', 'stream_name', 'status', 'error'],
   ),
+  Daemon: obj({
+    id: str,
+    host: str,
+    pid: int,
+    version: str,
+    url: nullable(str),
+    max_running: int,
+    lease_ms: int,
+    started: time,
+    heartbeat: time,
+    heartbeat_age_ms: int,
+    state: { type: 'string', enum: ['alive', 'expired', 'stopped', 'fenced'] },
+    fenced_by: nullable(str),
+    running: list(str),
+  }),
   Step: obj({ exec_id: str, step_id: str, type: str, status: STATUS, error: nullable(str), start_time: nullable(time), end_time: nullable(time), output: str, state: {} }, ['exec_id', 'step_id', 'type', 'status', 'error']),
 };
 
@@ -92,5 +109,6 @@ export const RESPONSE_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   '/execution/cancel': obj({ exec_id: str, status: STATUS }),
   '/execution/replication-tasks': obj({ tasks: list(ref('Task')) }),
   '/execution/pipeline-steps': obj({ steps: list(ref('Step')) }),
+  '/cluster': obj({ daemon: str, daemons: list(ref('Daemon')) }),
   '/project/git/pull': obj({ pulled: bool, sha: nullable(str), created: int, updated: int, deleted: int }, ['pulled']),
 };

@@ -18,6 +18,8 @@ export interface Route<B = unknown> {
   readonly path: string;
   readonly summary: string;
   readonly auth: boolean;
+  /** Checks an operator token itself (not a project's): `GET /cluster`. */
+  readonly operator?: boolean;
   /** POST body schema; GET routes read query parameters themselves. */
   readonly body?: Struct<B, unknown>;
   /** Documented query parameters (GET). */

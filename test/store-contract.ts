@@ -486,7 +486,7 @@ export async function runStoreContract(t: TestContext, h: StoreHarness): Promise
     const s2 = await openStateStore(location);
     open.push(s2);
     await openStateStore(location).then((s3) => s3.close());
-    assert.deepEqual(await h.schemaVersions(location), [1]);
+    assert.deepEqual(await h.schemaVersions(location), [1, 2]);
     assert.deepEqual(await s2.getProjectByName('keep'), p);
     assert.deepEqual(await s2.getJob(p.id, job.id), job);
     assert.equal((await s2.listTasks(e.exec_id))[0]?.output, 'hello\n');

@@ -64,5 +64,5 @@ test('a store from a newer release is refused', async () => {
   const db = openDatabase(file);
   db.prepare("INSERT INTO schema_version VALUES (99, 'future', '2030-01-01T00:00:00.000Z')").run();
   db.close();
-  await assert.rejects(openStateStore(file), /state store schema version 99 is newer than this service supports \(1\)/);
+  await assert.rejects(openStateStore(file), /state store schema version 99 is newer than this service supports \(2\)/);
 });

@@ -42,6 +42,12 @@ export interface ExecutionDeps {
   readonly projectRoot?: (projectId: string) => string;
   /** `--allow-command-steps`: pipeline `command` steps run only when true. */
   readonly allowCommandSteps?: boolean;
+  /** Cluster mode: brings the project's files up to date before a run (and records their version). */
+  readonly prepare?: (exec: ExecutionRecord) => Promise<void>;
+  /** Cluster mode: tells the other daemons an execution was cancelled, so whichever runs it stops. */
+  readonly onCancelled?: (execId: string) => Promise<void>;
+  /** Cluster mode: tells the other daemons an execution was queued, so an idle one can claim it. */
+  readonly onQueued?: () => Promise<void>;
 }
 
 export interface RunOverrides {
@@ -58,6 +64,8 @@ interface Running {
   readonly exec: ExecutionRecord;
   /** Stops the execution's work (task kinds: the supervisor's cancel; step kinds: an abort). */
   stop?: () => void;
+  /** Set when stopped from outside before `stop` existed; checked once it does. */
+  stopped?: boolean;
   finished: Promise<void>;
 }
 
@@ -95,6 +103,7 @@ export class ExecutionService {
       for (const a of active) await this.#cancelExecution(a, `cancelled by a newer run ${exec.exec_id}`);
     }
     this.dispatch();
+    await this.#deps.onQueued?.().catch((err) => this.#deps.logger.log('error', `execution ${exec.exec_id}: could not tell the cluster it is queued: ${errorChain(err)}`));
     return exec.exec_id;
   }
 
@@ -115,7 +124,28 @@ export class ExecutionService {
     const changed = await store.updateExecution(exec.exec_id, { status: 'cancelled', error: reason, end_time: t });
     await store.finishActive(exec.exec_id, 'cancelled', t);
     if (changed) this.#deps.logger.log('info', `execution ${exec.exec_id} cancelled (job ${exec.job_id}): ${reason}`);
-    this.#running.get(exec.exec_id)?.stop?.();
+    if (!this.stopLocal(exec.exec_id) && changed) {
+      await this.#deps.onCancelled?.(exec.exec_id).catch((err) => this.#deps.logger.log('error', `execution ${exec.exec_id}: could not tell the cluster of its cancel: ${errorChain(err)}`));
+    }
+  }
+
+  /**
+   * Stops the work of an execution this daemon runs (its record already
+   * terminal: a cancel through another daemon, or a takeover); false when it
+   * does not run here.
+   */
+  stopLocal(execId: string): boolean {
+    const entry = this.#running.get(execId);
+    if (!entry) return false;
+    entry.stopped = true;
+    entry.stop?.();
+    return true;
+  }
+
+  /** Cluster mode, this daemon was fenced: stop everything it runs (its writes are refused anyway). */
+  stopAllLocal(): void {
+    this.#stopped = true;
+    for (const id of this.#running.keys()) this.stopLocal(id);
   }
 
   /** Claims and starts queued executions while slots are free. Re-entrant calls coalesce. */
@@ -172,6 +202,7 @@ export class ExecutionService {
   async #run(entry: Running): Promise<void> {
     const { store } = this.#deps;
     const exec = entry.exec;
+    await this.#deps.prepare?.(exec);
     const loaded: LoadedJobFile = await this.#deps.loadJobFile(exec.project_id, exec.file_name);
     if (!loaded.ok) return this.#finish(exec, 'error', loaded.error);
     const runner = kindRunner(loaded.file.kind);
@@ -269,18 +300,34 @@ export class ExecutionService {
     const timedOut = await Promise.race([all().then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
     clearTimeout(timer);
     if (timedOut) {
-      for (const r of this.#running.values()) await this.#cancelExecution(r.exec, 'cancelled: daemon shutdown');
+      await this.cancelAll('cancelled: daemon shutdown');
       await all();
     }
   }
 
-  /** Stops waiting at once (a second signal): cancels everything running now. */
+  /**
+   * Stops waiting at once (a second signal): cancels everything running now.
+   * When the store refuses the record (a fenced cluster daemon), the work is
+   * still stopped here.
+   */
   async cancelAll(reason: string): Promise<void> {
-    for (const r of this.#running.values()) await this.#cancelExecution(r.exec, reason);
+    for (const r of this.#running.values()) {
+      try {
+        await this.#cancelExecution(r.exec, reason);
+      } catch (err) {
+        this.#deps.logger.log('error', `execution ${r.exec.exec_id}: could not record its cancel: ${errorChain(err)}`);
+        this.stopLocal(r.exec.exec_id);
+      }
+    }
   }
 
   get runningCount(): number {
     return this.#running.size;
+  }
+
+  /** Ids of the executions this daemon runs now. */
+  runningIds(): string[] {
+    return [...this.#running.keys()];
   }
 }
 

@@ -30,6 +30,8 @@ export interface GitPollerDeps {
    * their clock instead of sleeping through real intervals).
    */
   readonly manual?: boolean;
+  /** Cluster mode: polls start only while this resolves true (one daemon polls at a time). */
+  readonly leader?: () => Promise<boolean>;
 }
 
 export interface PollState {
@@ -115,6 +117,7 @@ export class GitPoller {
     if (this.#stopped) return [];
     const started: string[] = [];
     try {
+      if (this.#deps.leader && !(await this.#deps.leader())) return started;
       const { schedule, due } = planPolls(await this.#deps.store.listProjects(), this.#schedule, this.#now());
       this.#schedule = schedule;
       for (const id of due) {

@@ -12,9 +12,17 @@ import type { JobRecord, StateStore } from '../../engine/state/store.js';
 
 export interface SchedulerDeps {
   readonly store: StateStore;
-  readonly run: (job: JobRecord) => Promise<unknown>;
+  /** Fires the job for its due time `due`. */
+  readonly run: (job: JobRecord, due: Date) => Promise<unknown>;
   readonly logger: Logger;
   readonly now?: () => Date;
+  /**
+   * Cluster mode: the one claim of a job's due time across the daemons; a
+   * job fires here only when this resolves true. Without it every due time fires.
+   */
+  readonly claim?: (job: JobRecord, due: Date) => Promise<boolean>;
+  /** Scheduler-clock milliseconds per real millisecond (1; tests compress time with `now`). */
+  readonly clockRate?: number;
 }
 
 const MAX_SLEEP_MS = 60_000;
@@ -80,9 +88,11 @@ export class Scheduler {
     for (const project of await this.#deps.store.listProjects()) {
       const jobs = await this.#deps.store.listJobs(project.id);
       for (const job of dueJobs(jobs, this.#since, now)) {
+        const due = nextRun(job.schedules, job.timezone, this.#since)!;
+        if (this.#deps.claim && !(await this.#deps.claim(job, due).catch((err) => (this.#deps.logger.log('error', `schedule claim of ${job.id} failed: ${errorChain(err)}`), false)))) continue;
         this.#deps.logger.log('info', `schedule fired for job ${job.id}`);
         fired.push(job.id);
-        await this.#deps.run(job).catch((err) => this.#deps.logger.log('error', `scheduled run of ${job.id} failed: ${errorChain(err)}`));
+        await this.#deps.run(job, due).catch((err) => this.#deps.logger.log('error', `scheduled run of ${job.id} failed: ${errorChain(err)}`));
       }
       for (const job of jobs) {
         const next = job.active ? nextRun(job.schedules, job.timezone, now) : null;
@@ -90,7 +100,7 @@ export class Scheduler {
       }
     }
     this.#since = now;
-    if (!this.#stopped) this.#arm(Math.max(0, earliest - this.#now().getTime()));
+    if (!this.#stopped) this.#arm(Math.max(0, earliest - this.#now().getTime()) / (this.#deps.clockRate ?? 1));
     return fired;
   }
 }

@@ -116,7 +116,9 @@ export async function startTasks(store: StateStore, execId: string, tasks: reado
       rows: e.result?.rows ?? 0,
       bytes: e.result?.bytes ?? 0,
       ...(e.result?.metrics ? { metrics: { ...e.result.metrics } } : {}),
-    });
+      // A refused write (a fenced cluster daemon, an unreachable store) must not crash the
+      // daemon: it surfaces, logged, when the execution's own record is written next.
+    }).catch(() => {});
   });
   const done = actor.start().then((result) =>
     result.records.map((r) => ({

@@ -53,6 +53,10 @@ export interface GitSyncDeps {
   /** 120 s. */
   readonly fetchTimeoutMs?: number;
   readonly now?: () => Date;
+  /** After a pull changed the tree, still under the project lock (cluster mode publishes the tree). */
+  readonly afterPull?: (projectId: string) => Promise<void>;
+  /** Before a pull looks at the tree, under the project lock (cluster mode brings the local copy up to date). */
+  readonly beforePull?: (projectId: string) => Promise<void>;
 }
 
 export interface PullOptions {
@@ -83,6 +87,7 @@ export class GitSync {
     const { store, logger } = this.#deps;
     const scope = this.#deps.scope(projectId);
     return scope.tree.withLock(async () => {
+      await this.#deps.beforePull?.(projectId);
       const project = await store.getProject(projectId);
       if (!project) throw new EngineError('not_found', `project ${projectId} not found`);
       const git = project.git;
@@ -100,6 +105,7 @@ export class GitSync {
           return { pulled: false, created: 0, updated: 0, deleted: 0, sha, created_files: [], updated_files: [], deleted_file_names: [], invalid_files: [] };
         }
         const result = await this.#reconcile(scope, mirror, paths.git, sha, git.last_sha);
+        await this.#deps.afterPull?.(projectId);
         await store.updateProjectGit(projectId, { last_sha: sha, last_pull: this.#now(), last_error: null });
         logger.log('info', `git pull of project ${projectId}: ${sha} (created ${result.created}, updated ${result.updated}, deleted ${result.deleted})`);
         return result;

@@ -30,6 +30,17 @@ export interface ProjectServiceDeps {
   readonly logger?: Logger;
   /** Large job files are validated here (the worker pool) instead of on the event loop. */
   readonly validateOffThread?: (projectId: string, name: string, content: string) => Promise<JobFileValidation>;
+  /**
+   * Called after a save, delete or rename changed the tree, with the touched
+   * names, before the caller gets its answer (cluster mode publishes them).
+   */
+  readonly onFilesChanged?: (projectId: string, change: { action: string; paths: readonly string[] }) => Promise<void>;
+  /**
+   * Called before the project's files are read or changed (cluster mode brings
+   * the local copy up to the shared version first: a save through another
+   * daemon is seen by the next request here).
+   */
+  readonly refresh?: (projectId: string) => Promise<void>;
 }
 
 export class ProjectService {
@@ -52,28 +63,44 @@ export class ProjectService {
     };
   }
 
+  /** `read` after the refresh hook, when there is one (no extra await on a single daemon). */
+  #fresh<T>(projectId: string, read: () => Promise<T>): Promise<T> {
+    const refresh = this.#deps.refresh;
+    return refresh ? refresh(projectId).then(read) : read();
+  }
+
   project(projectId: string): Promise<ProjectView> {
-    return projectView(this.scope(projectId), this.#deps.store);
+    return this.#fresh(projectId, () => projectView(this.scope(projectId), this.#deps.store));
   }
 
   getFile(projectId: string, name: string): Promise<ProjectFile> {
-    return files.getFile(this.scope(projectId), name);
+    return this.#fresh(projectId, () => files.getFile(this.scope(projectId), name));
   }
 
   listFiles(projectId: string, options: ListOptions): Promise<ProjectFile[]> {
-    return files.listFiles(this.scope(projectId), options);
+    return this.#fresh(projectId, () => files.listFiles(this.scope(projectId), options));
+  }
+
+  async #changed<T>(projectId: string, action: string, paths: readonly string[], change: () => Promise<T>): Promise<T> {
+    await this.#deps.refresh?.(projectId);
+    const out = await change();
+    await this.#deps.onFilesChanged?.(projectId, { action, paths });
+    return out;
   }
 
   saveFile(projectId: string, input: SaveInput): Promise<files.SaveFileResult> {
-    return files.saveFile(this.scope(projectId), input);
+    const save = () => files.saveFile(this.scope(projectId), input);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'save', [input.name], save) : save();
   }
 
   deleteFile(projectId: string, name: string): Promise<files.DeleteFileResult> {
-    return files.deleteFile(this.scope(projectId), name);
+    const del = () => files.deleteFile(this.scope(projectId), name);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'delete', [name], del) : del();
   }
 
   renameFile(projectId: string, oldName: string, newName: string): Promise<files.RenameFileResult> {
-    return files.renameFile(this.scope(projectId), oldName, newName);
+    const rename = () => files.renameFile(this.scope(projectId), oldName, newName);
+    return this.#deps.onFilesChanged ? this.#changed(projectId, 'rename', [oldName, newName], rename) : rename();
   }
 
   listJobs(projectId: string, filter: jobs.JobFilter): Promise<JobView[]> {
@@ -85,7 +112,7 @@ export class ProjectService {
   }
 
   saveJob(projectId: string, input: JobInput): Promise<JobView> {
-    return jobs.saveJob(this.scope(projectId), input);
+    return this.#fresh(projectId, () => jobs.saveJob(this.scope(projectId), input));
   }
 
   deleteJob(projectId: string, jobId: string): Promise<{ job_id: string; deleted: true }> {
@@ -93,7 +120,7 @@ export class ProjectService {
   }
 
   runJob(projectId: string, runs: jobs.RunRequester, req: jobs.RunRequest, trigger: Trigger): Promise<string> {
-    return jobs.runJob(this.scope(projectId), runs, req, trigger);
+    return this.#fresh(projectId, () => jobs.runJob(this.scope(projectId), runs, req, trigger));
   }
 
   /** For ExecutionDeps.loadJobFile. */

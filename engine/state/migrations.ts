@@ -160,8 +160,91 @@ const initial: Migration = {
   },
 };
 
+/**
+ * Cluster mode (docs/cluster.md): what several daemons sharing one PostgreSQL
+ * store coordinate through. SQLite records the version and changes nothing —
+ * a SQLite store belongs to one daemon.
+ * - `daemons`: one row per daemon process, its heartbeat in the database's
+ *   own clock (so daemons' clocks never get compared), and `fenced_by` once a
+ *   survivor took its executions over;
+ * - executions get `attempt` (claims so far) and `tree_version` (the project
+ *   files it ran on);
+ * - `schedule_claims`: one row per (job, due time), the exactly-once key;
+ * - `project_trees` / `project_files`: the project files as the cluster's
+ *   source of truth, each row stamped with the tree version that last changed
+ *   it (deletions stay as `deleted` rows so a daemon catching up sees them);
+ * - `operator_tokens`: digests of the tokens `GET /cluster` accepts;
+ * - a trigger refusing writes to execution records from the session of a
+ *   daemon that was fenced (each daemon's sessions carry `service.daemon`).
+ */
+const cluster: Migration = {
+  version: 2,
+  name: 'cluster mode: daemons, leases, schedule claims, shared project files, operator tokens',
+  statements(d) {
+    if (d === 'sqlite') return [];
+    const { key } = types(d);
+    const fenced = ['executions', 'tasks', 'steps', 'task_output', 'step_output'];
+    return [
+      'ALTER TABLE executions ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0',
+      'ALTER TABLE executions ADD COLUMN tree_version BIGINT',
+      'CREATE INDEX executions_claimed_running ON executions (claimed_by) WHERE status = \'running\'',
+      `CREATE TABLE daemons (
+        id ${key} PRIMARY KEY,
+        node ${key} NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        version TEXT NOT NULL,
+        url TEXT,
+        max_running INTEGER NOT NULL,
+        lease_ms INTEGER NOT NULL,
+        started TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        heartbeat TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        stopped TIMESTAMPTZ,
+        fenced_by TEXT,
+        fenced_at TIMESTAMPTZ
+      )`,
+      `CREATE TABLE schedule_claims (
+        job_id ${key} NOT NULL,
+        due_time ${key} NOT NULL,
+        daemon TEXT NOT NULL,
+        exec_id TEXT,
+        claimed TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (job_id, due_time)
+      )`,
+      `CREATE TABLE project_trees (
+        project_id ${key} PRIMARY KEY REFERENCES projects (id),
+        version BIGINT NOT NULL,
+        changed TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        changed_by TEXT NOT NULL,
+        change TEXT NOT NULL
+      )`,
+      `CREATE TABLE project_files (
+        project_id ${key} NOT NULL REFERENCES projects (id),
+        path ${key} NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('file', 'dir', 'deleted')),
+        content BYTEA,
+        digest TEXT,
+        version BIGINT NOT NULL,
+        PRIMARY KEY (project_id, path)
+      )`,
+      'CREATE INDEX project_files_version ON project_files (project_id, version)',
+      `CREATE TABLE operator_tokens (digest ${key} PRIMARY KEY, label TEXT NOT NULL, created TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
+      `CREATE FUNCTION service_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+       DECLARE d text := current_setting('service.daemon', true);
+       BEGIN
+         IF d IS NOT NULL AND d <> '' AND EXISTS (SELECT 1 FROM daemons WHERE id = d AND fenced_by IS NOT NULL) THEN
+           RAISE EXCEPTION 'daemon % lost its lease and was taken over by %: its writes are refused', d,
+             (SELECT fenced_by FROM daemons WHERE id = d) USING ERRCODE = 'SV001';
+         END IF;
+         RETURN NEW;
+       END $$`,
+      ...fenced.map((t) => `CREATE TRIGGER ${t}_fence BEFORE INSERT OR UPDATE ON ${t} FOR EACH ROW EXECUTE FUNCTION service_fence()`),
+    ];
+  },
+};
+
 /** In version order; append new migrations, never edit an applied one. */
-export const MIGRATIONS: readonly Migration[] = [initial];
+export const MIGRATIONS: readonly Migration[] = [initial, cluster];
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 const VERSION_TABLE = 'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)';

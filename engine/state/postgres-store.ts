@@ -60,6 +60,17 @@ const STEP_COLUMNS = 'exec_id, step_id, seq, type, status, error, start_time, en
 const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
 const INSERT_EXECUTION = `INSERT INTO executions (${R.EXECUTION_COLUMNS.join(', ')}) VALUES (${placeholders(R.EXECUTION_COLUMNS.length)})`;
 
+/**
+ * An execution row with the cluster fields: which daemon claimed it and the
+ * project-files version it ran on (present once claimed; absent before, so a
+ * queued record reads as it always did).
+ */
+function execFromRow(r: Row, maps: Map<string, import('./store.js').StatusMap>): ExecutionRecord {
+  const e = R.executionFromRow(r, maps);
+  if (r.claimed_by === null || r.claimed_by === undefined) return e;
+  return { ...e, daemon: String(r.claimed_by), ...(r.tree_version !== null && r.tree_version !== undefined ? { tree_version: Number(r.tree_version) } : {}) };
+}
+
 const pgCode = (err: unknown): string | undefined => (err as { code?: string } | null)?.code;
 const pgConstraint = (err: unknown): string | undefined => (err as { constraint?: string } | null)?.constraint;
 
@@ -242,13 +253,13 @@ class PostgresStore implements StateStore {
       on,
     );
     const maps = R.statusMaps(counts);
-    return rows.map((r) => R.executionFromRow(r, maps));
+    return rows.map((r) => execFromRow(r, maps));
   }
 
   async createExecution(input: NewExecution): Promise<ExecutionRecord> {
     const values = R.executionValues({ ...input, exec_id: input.exec_id ?? newExecId() });
     try {
-      return R.executionFromRow((await this.one(`${INSERT_EXECUTION} RETURNING *`, values))!, new Map());
+      return execFromRow((await this.one(`${INSERT_EXECUTION} RETURNING *`, values))!, new Map());
     } catch (err) {
       if (pgCode(err) === '23503') throw R.projectNotFound(input.project_id);
       if (pgConstraint(err) === 'executions_one_running_per_job') throw R.alreadyRunning(String(values[0]));
@@ -374,7 +385,7 @@ class PostgresStore implements StateStore {
             c,
           );
           if (!next) return undefined;
-          return this.one("UPDATE executions SET status = 'running', claimed_by = $2 WHERE exec_id = $1 RETURNING *", [next.exec_id, options.owner ?? null], c);
+          return this.one("UPDATE executions SET status = 'running', claimed_by = $2, attempt = attempt + 1 WHERE exec_id = $1 RETURNING *", [next.exec_id, options.owner ?? null], c);
         });
         return row && (await this.withMaps([row]))[0];
       } catch (err) {
@@ -554,7 +565,9 @@ class PostgresStore implements StateStore {
 
 /** Connects, migrates and returns a PostgreSQL state store for a `postgres://` / `postgresql://` URL. */
 export async function openPostgresStore(url: string, options: StateStoreOptions = {}): Promise<StateStore> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10 });
+  // A daemon's sessions carry its id: the fence trigger refuses their writes once it was taken over.
+  const daemon = options.daemonId === undefined ? {} : { options: `-c service.daemon=${options.daemonId}` };
+  const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10, ...daemon });
   // An idle client losing its connection must not crash the daemon; the next query reconnects.
   pool.on('error', () => {});
   try {

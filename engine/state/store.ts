@@ -117,6 +117,10 @@ export interface ExecutionRecord {
   readonly build: JsonObject | null;
   /** Internal: the run request's overrides, kept so a queued execution can start after a restart. */
   readonly overrides: JsonObject | null;
+  /** Cluster mode (PostgreSQL): the daemon that claimed it; absent before a claim and with SQLite. */
+  readonly daemon?: string;
+  /** Cluster mode: the version of the project files it ran on, once recorded. */
+  readonly tree_version?: number;
 }
 
 export interface NewExecution {
@@ -262,6 +266,12 @@ export interface StateStoreOptions {
    * last commits, which restart recovery then treats like a crash.
    */
   readonly synchronous?: 'normal' | 'full';
+  /**
+   * PostgreSQL: the daemon these sessions write for (`service.daemon`); once
+   * another daemon takes that one over, its writes to execution records are
+   * refused (docs/cluster.md, "Leases and fencing"). A-Z, a-z, 0-9, `-`, `.` only.
+   */
+  readonly daemonId?: string;
 }
 
 export const DEFAULT_OUTPUT_CAP_BYTES = 10 * 1024 * 1024;

@@ -41,6 +41,9 @@ export function executionView(e: ExecutionRecord) {
     bytes: e.bytes,
     status_map: e.status_map,
     build: e.build,
+    // Cluster mode only: which daemon ran it, on which version of the project files.
+    ...(e.daemon !== undefined ? { daemon: e.daemon } : {}),
+    ...(e.tree_version !== undefined ? { tree_version: e.tree_version } : {}),
   };
 }
 
