@@ -1,10 +1,9 @@
 /**
  * How a build run executes its nodes on one target. `startBuild` (build-run.ts)
- * opens the runner its target needs — sessions on this thread with seeds on
- * the worker pool (multi-writer-runner.ts, PostgreSQL) or the DuckDB file's
- * actor (single-writer-runner.ts) — and each module is loaded only by runs
- * that use it: a DuckDB run never starts a thread, a PostgreSQL run starts
- * one only for its seeds.
+ * opens the runner its target needs — the worker pool (pool-runner.ts,
+ * PostgreSQL) or the DuckDB file's actor on its own thread
+ * (single-writer-runner.ts) — and each module is loaded only by runs that
+ * use it.
  */
 import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
 import type { Connection } from '../engine/connections/connection.js';
@@ -29,9 +28,10 @@ export interface RunnerInput {
   readonly logger: Logger;
   readonly logLevel: Level;
   /**
-   * A target the CLI opened before the run (target-ahead.ts), so connecting
-   * overlapped compilation. Borrowed when its connection is the run's: the
-   * run does not close it.
+   * A build pool the CLI started and connected before the run
+   * (target-ahead.ts), so thread start-up and connecting overlapped
+   * compilation. Borrowed when its connection is the run's: the run does
+   * not close it.
    */
   readonly ahead?: TargetAhead;
 }

@@ -1,18 +1,34 @@
 /**
- * Node tasks on the worker pool: the seeds of a PostgreSQL run (they parse
- * files into rows; multi-writer-runner.ts sends them here, after it checked
- * the connection and created the schemas). Cancel aborts a node's task,
- * whose handler cancels its backend.
+ * Node tasks of a multi-writer (PostgreSQL) run on the Piscina pool: the
+ * connection check and schemas (`build.setup`), then every model, test and
+ * seed (`build.node`), each sent as compiled SQL (engine/build/node-task.ts
+ * `wireTask`). The workers keep their connection pools across the run's
+ * nodes (tasks/worker-targets.ts) and run several nodes at once
+ * (build-pool.ts). Cancel aborts a node's task, whose handler cancels its
+ * backend; the thread lives on.
  */
+import { wireTask } from '../engine/build/node-task.js';
 import { buildTaskPool } from './build-pool.js';
 import type { Runner, RunnerInput } from './build-runner.js';
+import { sameConnection } from './target-ahead.js';
 import { logReceiver } from './task-log.js';
 
-export function poolRunner(input: RunnerInput): Runner {
-  const pool = buildTaskPool(input.threads);
+/** Connects and creates the schemas on a worker (fails fast with `could not connect to '<t>'`), then returns the runner. */
+export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
+  const ahead = input.ahead !== undefined && sameConnection(input.ahead.connection, input.connection) ? input.ahead : undefined;
+  const pool = ahead?.pool ?? buildTaskPool(input.threads);
+  try {
+    await ahead?.ready;
+    await pool.run({ type: 'build.setup', connection: input.connection, schemas: input.schemas });
+  } catch (err) {
+    if (!ahead) await pool.destroy();
+    throw err;
+  }
   const aborts = new Map<string, AbortController>();
   const logs = logReceiver(input.logger);
   const jsonLogs = (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON';
+  const debug = input.logger.enabled('debug');
+  const base = { type: 'build.node', connection: input.connection, settings: input.settings, logLevel: input.logLevel, jsonLogs } as const;
   let attempt = 0;
   return {
     async execute(id, node) {
@@ -20,10 +36,9 @@ export function poolRunner(input: RunnerInput): Runner {
       aborts.set(id, ac);
       const key = `${id}#${++attempt}`;
       try {
-        return await pool.run(
-          { type: 'build.node', node, connection: input.connection, settings: input.settings, logLevel: input.logLevel, jsonLogs, log: { channel: logs.name, key } },
-          { signal: ac.signal },
-        );
+        const outcome = await pool.run({ ...base, node: wireTask(node), log: { channel: logs.name, key } }, { signal: ac.signal });
+        if (debug) input.logger.log('debug', `build[${node.name}]: ran on worker thread ${outcome.thread}`);
+        return outcome;
       } finally {
         aborts.delete(id);
         await logs.drained(key);
@@ -33,7 +48,7 @@ export function poolRunner(input: RunnerInput): Runner {
       aborts.get(id)?.abort();
     },
     close: async () => {
-      await pool.destroy();
+      if (!ahead) await pool.destroy();
       logs.close();
     },
   };

@@ -1,15 +1,21 @@
 /**
- * Pool task `build.node`: executes one build node on a worker thread against
- * a PostgreSQL target (the worker's cached Target, see worker-targets.ts).
- * Cancellation asks the database to stop (`Target.cancel` →
- * `pg_cancel_backend`); the thread is never killed. Log lines (warnings,
- * `-d` SQL and chunk lines, the §9.3 resume hint) go back to the host on
- * the run's log channel (task-log.ts).
+ * Pool tasks of a build run: `build.setup` checks the connection and creates
+ * the run's schemas; `build.node` executes one node. Both run on a worker
+ * thread against the worker's cached Target for the connection
+ * (worker-targets.ts): PostgreSQL on the build pool, a DuckDB file on that
+ * file's own thread (actors/duckdb-actor.ts). The node arrives as compiled
+ * SQL (engine/build/node-task.ts `wireTask`); its outcome names the thread it
+ * ran on. Cancellation asks the database to stop (`pg_cancel_backend`,
+ * DuckDB's interrupt); the thread is never killed. Log lines (warnings, `-d`
+ * SQL and chunk lines, the resume hint) go back to the host on the run's log
+ * channel (task-log.ts).
  */
+import { threadId } from 'node:worker_threads';
 import type { Connection } from '../../engine/connections/connection.js';
 import { executeNode } from '../../engine/build/execute-node.js';
-import type { NodeOutcome, NodeTask, RunSettings } from '../../engine/build/node-task.js';
+import type { NodeOutcome, RunSettings, WireTask } from '../../engine/build/node-task.js';
 import { streamLogger, type Level } from '../../engine/log.js';
+import type { SchemaRef } from '../../engine/targets/target.js';
 import { createNunjucksEngine } from '../../engine/template/nunjucks-engine.js';
 import type { TaskHandler } from './task-handler.js';
 import { forwardingLogger, type LogRoute } from './task-log.js';
@@ -17,7 +23,7 @@ import { withCancellableSession } from './worker-targets.js';
 
 export interface BuildNodeTask {
   readonly type: 'build.node';
-  readonly node: NodeTask;
+  readonly node: WireTask;
   readonly connection: Connection;
   readonly settings: RunSettings;
   readonly logLevel: Level;
@@ -26,9 +32,28 @@ export interface BuildNodeTask {
   readonly log?: LogRoute;
 }
 
+export interface BuildSetupTask {
+  readonly type: 'build.setup';
+  readonly connection: Connection;
+  /** Created with `CREATE SCHEMA IF NOT EXISTS`; none still checks the connection. */
+  readonly schemas: readonly SchemaRef[];
+}
+
+export interface BuildSetupResult {
+  readonly thread: number;
+}
+
 const engine = createNunjucksEngine();
+const never = new AbortController().signal;
 
 export const buildNode: TaskHandler<BuildNodeTask, NodeOutcome> = async (task, { signal }) => {
   const logger = task.log ? forwardingLogger(task.log, task.logLevel) : streamLogger({ level: task.logLevel, json: task.jsonLogs });
-  return withCancellableSession(task.connection, signal, (session) => executeNode(task.node, { session, settings: task.settings, logger, engine }));
+  const outcome = await withCancellableSession(task.connection, signal, (session) => executeNode(task.node, { session, settings: task.settings, logger, engine }));
+  return { ...outcome, thread: threadId };
+};
+
+/** Connects (`could not connect to '<t>'` on failure) and creates the schemas; the session stays in this worker's pool for the nodes. */
+export const buildSetup: TaskHandler<BuildSetupTask, BuildSetupResult> = async (task) => {
+  await withCancellableSession(task.connection, never, (session) => (task.schemas.length > 0 ? session.createSchemas(task.schemas) : Promise.resolve()));
+  return { thread: threadId };
 };

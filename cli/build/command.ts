@@ -44,7 +44,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
   } catch (err) {
     return printFatal(err, io);
   } finally {
-    await ahead?.target.close().catch(() => {});
+    await ahead?.close().catch(() => {});
   }
 }
 

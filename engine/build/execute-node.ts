@@ -18,7 +18,7 @@ import { seedLoadFailed } from '../targets/materialize-errors.js';
 import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
 import { runIncremental } from './incremental.js';
-import type { ModelTask, NodeOutcome, NodeTask, PlannedTest, RunSettings, SeedTask, TestResult } from './node-task.js';
+import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, WireModelTask, WireTask } from './node-task.js';
 
 export interface ExecuteContext {
   readonly session: TargetSession;
@@ -28,7 +28,7 @@ export interface ExecuteContext {
   readonly engine: TemplateEngine;
 }
 
-export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   switch (task.kind) {
     case 'model':
       return executeModel(task, ctx);
@@ -47,7 +47,7 @@ export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<
   }
 }
 
-async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const { session, settings } = ctx;
   const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade };
   for (const [i, stmt] of task.pre.entries()) {
@@ -70,7 +70,8 @@ async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeO
       rows = (await session.append(task.relation, task.sql, opts)).rows;
       break;
     case 'incremental':
-      rows = await runIncremental(task, session, renderEnv(task, ctx), settings, ctx.logger);
+      if (task.recipe === undefined) throw new EngineError('internal', `model '${task.name}': incremental task sent without its render recipe`);
+      rows = await runIncremental(task as ModelTask, session, renderEnv(task as ModelTask, ctx), settings, ctx.logger);
       break;
     default:
       throw new EngineError('node', `model '${task.name}': unknown mode '${task.mode}'`);
@@ -110,7 +111,7 @@ function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
 export async function runTests(
   model: string,
   tests: readonly PlannedTest[],
-  relation: ModelTask['relation'],
+  relation: WireModelTask['relation'],
   session: TargetSession,
   logger: Logger,
   results: TestResult[] = [],

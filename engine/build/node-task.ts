@@ -67,6 +67,22 @@ export interface TestTask {
 
 export type NodeTask = ModelTask | SeedTask | TestTask;
 
+/**
+ * A model as it crosses to the thread that runs it: without its render
+ * recipe unless it runs incremental (the only mode that re-renders there).
+ * The recipe carries the template, every macro file in scope and the vars,
+ * often 10× the compiled SQL, and a structured clone costs per byte.
+ */
+export type WireModelTask = Omit<ModelTask, 'recipe'> & { readonly recipe?: RenderRecipe };
+export type WireTask = WireModelTask | SeedTask | TestTask;
+
+/** The task to send to a worker: compiled SQL, relation and tests; the recipe only where it is used. */
+export function wireTask(task: NodeTask): WireTask {
+  if (task.kind !== 'model' || task.mode === 'incremental') return task;
+  const { recipe: _recipe, ...rest } = task;
+  return rest;
+}
+
 /** Invocation-wide settings every task of a run shares. */
 export interface RunSettings {
   readonly runId: string;
@@ -90,6 +106,8 @@ export interface NodeOutcome {
   readonly failure?: string;
   /** Every data test that ran, in order (a failing one last). */
   readonly tests?: readonly TestResult[];
+  /** The id of the worker thread that ran the node (debug output shows it). */
+  readonly thread?: number;
 }
 
 /** One data test's outcome, as `run --json` lists it under `tests`. */
