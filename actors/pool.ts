@@ -79,6 +79,8 @@ export class TaskPool {
       // Workers keep handles open between tasks (database connections, the cancel and
       // log channels): 'sync' atomics would freeze their event loops while idle.
       atomics: 'disabled',
+      // No run/wait-time histograms: nothing reads them, and they cost every task a few samples.
+      recordTiming: false,
       ...(execArgv ? { execArgv } : {}),
       ...(options.maxThreads !== undefined ? { maxThreads: options.maxThreads } : {}),
       ...(options.minThreads !== undefined ? { minThreads: options.minThreads } : {}),

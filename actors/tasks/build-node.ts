@@ -16,7 +16,8 @@ import { executeNode } from '../../engine/build/execute-node.js';
 import type { NodeOutcome, RunSettings, WireTask } from '../../engine/build/node-task.js';
 import { streamLogger, type Level } from '../../engine/log.js';
 import type { SchemaRef } from '../../engine/targets/target.js';
-import { createNunjucksEngine } from '../../engine/template/nunjucks-engine.js';
+import { importNear } from '../../engine/lazy-import.js';
+import type { TemplateEngine } from '../../engine/template/template-engine.js';
 import type { TaskHandler } from './task-handler.js';
 import { forwardingLogger, type LogRoute } from './task-log.js';
 import { withCancellableSession } from './worker-targets.js';
@@ -43,7 +44,9 @@ export interface BuildSetupResult {
   readonly thread: number;
 }
 
-const engine = createNunjucksEngine();
+let templates: Promise<TemplateEngine> | undefined;
+/** This thread's template engine, loaded by its first incremental model. */
+const engine = () => (templates ??= importNear<typeof import('../../engine/template/nunjucks-engine.js')>(import.meta.url, '../../engine/template/nunjucks-engine.js').then((m) => m.createNunjucksEngine()));
 const never = new AbortController().signal;
 
 export const buildNode: TaskHandler<BuildNodeTask, NodeOutcome> = async (task, { signal }) => {

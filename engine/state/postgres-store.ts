@@ -20,7 +20,8 @@
  *   fraction of a second of log lines (never a status: those commits stay
  *   durable), which restart recovery reports as an interrupted execution.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { Pool } from '../targets/postgres/pg-module.js';
 import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
@@ -549,7 +550,7 @@ class PostgresStore implements StateStore {
 
 /** Connects, migrates and returns a PostgreSQL state store for a `postgres://` / `postgresql://` URL. */
 export async function openPostgresStore(url: string, options: StateStoreOptions = {}): Promise<StateStore> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10 });
+  const pool = new Pool({ connectionString: url, max: options.poolMax ?? 10 });
   // An idle client losing its connection must not crash the daemon; the next query reconnects.
   pool.on('error', () => {});
   try {
