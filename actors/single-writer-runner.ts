@@ -1,53 +1,47 @@
 /**
- * DuckDB (a single-writer target): one session on the file's shared
- * instance, every node serialized by the file's actor on this thread.
+ * DuckDB (a single-writer target): every node is a job of the file's actor,
+ * which runs it as a `build.node` task on the file's own thread, one at a
+ * time (duckdb-actor.ts). Two runs on the same file in one process share
+ * that thread and its one instance; their nodes interleave in FIFO order.
+ * Cancel aborts the node's job: dropped while queued, interrupted while
+ * running.
  */
-import { executeNode } from '../engine/build/execute-node.js';
+import { wireTask } from '../engine/build/node-task.js';
 import { EngineError } from '../engine/errors.js';
-import { openTarget, type TargetSession } from '../engine/targets/index.js';
-import { createNunjucksEngine } from '../engine/template/nunjucks-engine.js';
 import type { Runner, RunnerInput } from './build-runner.js';
 import { duckdbActor } from './duckdb-actor.js';
+import { logReceiver } from './task-log.js';
 
-/** Connects and creates the schemas (fails fast with `could not connect to '<t>'`), then returns the runner. */
+/** Opens the file and creates the schemas on its thread (fails fast with the connect error), then returns the runner. */
 export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner> {
-  const target = openTarget(input.connection);
-  let session: TargetSession;
-  try {
-    session = await target.open();
-  } catch (err) {
-    await target.close().catch(() => {});
-    throw err;
-  }
-  try {
-    if (input.schemas.length > 0) await session.createSchemas(input.schemas);
-  } catch (err) {
-    await session.close().catch(() => {});
-    await target.close().catch(() => {});
-    throw err;
-  }
-  const file = input.connection.type === 'duckdb' ? input.connection.path : ':memory:';
-  const actor = duckdbActor(file);
-  const engine = createNunjucksEngine();
-  const running = new Set<string>();
+  const connection = input.connection;
+  if (connection.type !== 'duckdb') throw new EngineError('internal', `single-writer runner: unsupported target type '${connection.type}'`);
+  const actor = duckdbActor(connection.path);
+  await actor.run((thread) => thread.run({ type: 'build.setup', connection, schemas: input.schemas }));
+  const aborts = new Map<string, AbortController>();
+  const logs = logReceiver(input.logger);
+  const jsonLogs = (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON';
+  const debug = input.logger.enabled('debug');
+  const base = { type: 'build.node', connection, settings: input.settings, logLevel: input.logLevel, jsonLogs } as const;
+  let attempt = 0;
   return {
     async execute(id, node) {
-      return actor.run(async () => {
-        running.add(id);
-        try {
-          return await executeNode(node, { session, settings: input.settings, logger: input.logger, engine });
-        } finally {
-          running.delete(id);
-        }
-      });
+      const ac = new AbortController();
+      aborts.set(id, ac);
+      const key = `${id}#${++attempt}`;
+      try {
+        const outcome = await actor.run((thread) => thread.run({ ...base, node: wireTask(node), log: { channel: logs.name, key } }), { signal: ac.signal });
+        if (debug) input.logger.log('debug', `build[${node.name}]: ran on worker thread ${outcome.thread} (duckdb ${actor.path})`);
+        return outcome;
+      } finally {
+        aborts.delete(id);
+        await logs.drained(key);
+      }
     },
     async cancel(id) {
-      if (running.has(id)) await target.cancel(session.cancelKey).catch(() => {});
-      else throw new EngineError('cancelled', 'cancelled');
+      aborts.get(id)?.abort();
     },
-    close: async () => {
-      await session.close().catch(() => {});
-      await target.close().catch(() => {});
-    },
+    // The actor (its thread and instance) belongs to the process: other runs and probes may share it.
+    close: async () => logs.close(),
   };
 }

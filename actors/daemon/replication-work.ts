@@ -4,8 +4,9 @@
  * apply the job's `streams` subset and mode override (or the run's), then
  * one task per stream. A stream whose source and target are PostgreSQL or
  * file connections runs on a pool worker (`replication.stream`); a stream
- * with a DuckDB database file on either side runs on this thread through the
- * file's actor, which serialises everything that touches that file.
+ * with a DuckDB database file on either side is a job of the file's actor
+ * and runs on that file's own thread, which serialises everything that
+ * touches the file. Nothing of a stream runs on this thread.
  *
  * Also the replication runner of pipeline `replication` steps:
  * `runReplicationFile` loads a replication file and runs its tasks without
@@ -18,8 +19,8 @@ import { connectionKind } from '../../engine/connections/index.js';
 import { EngineError, errorChain } from '../../engine/errors.js';
 import { validateJobFile, type ReplicationFile } from '../../engine/jobs/index.js';
 import {
-  DuckSession, PgSession, duckTables, expandStreams, fileEnvLookup, fileRoot, listFiles, needsDuckdbActor, pgTables, planReplication,
-  runStream, selectStreams, type SourceCatalog, type StreamPlan,
+  PgSession, expandStreams, fileEnvLookup, fileRoot, listFiles, needsDuckdbActor, pgTables, planReplication,
+  selectStreams, type SourceCatalog, type StreamPlan,
 } from '../../engine/replication/index.js';
 import type { ExecutionRecord, JobRecord, StateStore } from '../../engine/state/store.js';
 import { duckdbActor } from '../duckdb-actor.js';
@@ -94,7 +95,7 @@ function catalogOf(source: Connection): SourceCatalog {
           await s.close();
         }
       }
-      if (source.type === 'duckdb') return duckdbActor(source.path).run((conn) => duckTables(new DuckSession(conn, signal), schema));
+      if (source.type === 'duckdb') return duckdbActor(source.path).run((thread) => thread.run({ type: 'duckdb.tables', path: thread.path, schema }), { signal });
       return [];
     },
     async files(key) {
@@ -119,7 +120,14 @@ function runOne(plan: StreamPlan, run: ReplicationRun, registry: ConnectionRegis
     let outcome;
     try {
       if (needsDuckdbActor(plan)) {
-        outcome = await runStream(plan, { signal, log: say, duckdb: (path, job) => duckdbActor(path).run(job, { signal }) });
+        // The stream runs on the thread of the DuckDB file it writes (or, for a DuckDB source, reads).
+        const file = plan.target.type === 'duckdb' ? plan.target.path : (plan.source as Extract<Connection, { type: 'duckdb' }>).path;
+        const route = run.lines.open(say);
+        try {
+          outcome = await duckdbActor(file).run((thread) => thread.run({ type: 'replication.stream', plan, log: route.route, duckdbFile: thread.path }), { signal });
+        } finally {
+          await route.close();
+        }
       } else {
         const route = run.lines.open(say);
         try {
