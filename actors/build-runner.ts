@@ -9,6 +9,7 @@ import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-ta
 import type { Connection } from '../engine/connections/connection.js';
 import type { Level, Logger } from '../engine/log.js';
 import type { SchemaRef } from '../engine/targets/target.js';
+import type { TaskPool } from './pool.js';
 import type { TargetAhead } from './target-ahead.js';
 
 export interface Runner {
@@ -34,4 +35,10 @@ export interface RunnerInput {
    * not close it.
    */
   readonly ahead?: TargetAhead;
+  /**
+   * The host's long-lived worker pool (the daemon's), whose workers keep
+   * their connection pools across runs: borrowed, never stopped by the run.
+   * Without it (the CLI) the run starts a pool of its own, or borrows `ahead`'s.
+   */
+  readonly pool?: TaskPool;
 }

@@ -27,6 +27,7 @@ import { parseRangeFlag } from '../engine/range-flag.js';
 import { runQueryStatements } from '../engine/runs/query-task.js';
 import { executeBuild, nodeKind } from './build-execute.js';
 import { withConnectionSession } from './connection-session.js';
+import type { TaskPool } from './pool.js';
 import type { ModelHooks } from './build-run.js';
 
 const cancelled = () => new EngineError('cancelled', 'cancelled');
@@ -87,6 +88,8 @@ export interface BuildServiceDeps {
   readonly runId?: string;
   /** `${NAME}` in model hooks, after the step's `env`. */
   readonly vars?: VarLookup;
+  /** The daemon's worker pool: PostgreSQL build nodes run on its long-lived workers. */
+  readonly pool?: TaskPool;
 }
 
 /** Runs one build step in-process. */
@@ -140,6 +143,7 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
         logLevel: 'info',
         ...(deps.state ? { state: deps.state } : {}),
         ...(deps.runId ? { runId: deps.runId } : {}),
+        ...(deps.pool ? { pool: deps.pool } : {}),
         hooks,
         beforeStart: ({ actor }) => {
           actorCancel = () => actor.cancel();

@@ -15,13 +15,14 @@ import { logReceiver } from './task-log.js';
 
 /** Connects and creates the schemas on a worker (fails fast with `could not connect to '<t>'`), then returns the runner. */
 export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
-  const ahead = input.ahead !== undefined && sameConnection(input.ahead.connection, input.connection) ? input.ahead : undefined;
-  const pool = ahead?.pool ?? buildTaskPool(input.threads);
+  const ahead = input.pool === undefined && input.ahead !== undefined && sameConnection(input.ahead.connection, input.connection) ? input.ahead : undefined;
+  const pool = input.pool ?? ahead?.pool ?? buildTaskPool(input.threads);
+  const own = pool !== input.pool && pool !== ahead?.pool;
   try {
     await ahead?.ready;
     await pool.run({ type: 'build.setup', connection: input.connection, schemas: input.schemas });
   } catch (err) {
-    if (!ahead) await pool.destroy();
+    if (own) await pool.destroy();
     throw err;
   }
   const aborts = new Map<string, AbortController>();
@@ -48,7 +49,7 @@ export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
       aborts.get(id)?.abort();
     },
     close: async () => {
-      if (!ahead) await pool.destroy();
+      if (own) await pool.destroy();
       logs.close();
     },
   };

@@ -61,7 +61,8 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
   const owner = `daemon-${hostname()}-${createHash('sha256').update(flags.dataDir).digest('hex').slice(0, 12)}`;
   const registries = cachedConnections();
   const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
-  const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1 });
+  // Execution tasks (build nodes, streams, queries) mostly wait on a database: each thread runs several.
+  const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1, concurrentTasksPerWorker: 4 });
   // Large job-file validations get a thread of their own: behind long-running execution tasks
   // in the main pool, a save would wait for a query to end. Started on first use.
   let validator: TaskPool | undefined;
