@@ -246,7 +246,7 @@ export class DuckDbActor {
 }
 
 const METHODS: readonly SessionMethod[] = [
-  'relationKind', 'createSchemas', 'exec', 'fullRefresh', 'view', 'truncate', 'append', 'stage', 'merge',
+  'relationKind', 'catalog', 'createSchemas', 'exec', 'fullRefresh', 'view', 'truncate', 'append', 'stage', 'merge',
   'dropRelation', 'maxValue', 'columnType', 'query', 'countQuery', 'loadSeed',
 ];
 

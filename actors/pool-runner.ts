@@ -8,6 +8,7 @@
  * backend; the thread lives on.
  */
 import { wireTask } from '../engine/build/node-task.js';
+import { runCatalog, type RunCatalog } from '../engine/build/run-catalog.js';
 import { buildTaskPool } from './build-pool.js';
 import type { Runner, RunnerInput } from './build-runner.js';
 import { sameConnection } from './target-ahead.js';
@@ -18,9 +19,11 @@ export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
   const ahead = input.pool === undefined && input.ahead !== undefined && sameConnection(input.ahead.connection, input.connection) ? input.ahead : undefined;
   const pool = input.pool ?? ahead?.pool ?? buildTaskPool(input.threads);
   const own = pool !== input.pool && pool !== ahead?.pool;
+  let catalog: RunCatalog;
   try {
     await ahead?.ready;
-    await pool.run({ type: 'build.setup', connection: input.connection, schemas: input.schemas });
+    const setup = await pool.run({ type: 'build.setup', connection: input.connection, schemas: input.schemas, catalog: true });
+    catalog = runCatalog(setup.catalog, input.schemas);
   } catch (err) {
     if (own) await pool.destroy();
     throw err;
@@ -37,7 +40,7 @@ export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
       aborts.set(id, ac);
       const key = `${id}#${++attempt}`;
       try {
-        const outcome = await pool.run({ ...base, node: wireTask(node), log: { channel: logs.name, key } }, { signal: ac.signal });
+        const outcome = await pool.run({ ...base, node: wireTask(node, catalog), log: { channel: logs.name, key } }, { signal: ac.signal });
         if (debug) input.logger.log('debug', `build[${node.name}]: ran on worker thread ${outcome.thread}`);
         return outcome;
       } finally {

@@ -7,6 +7,7 @@
  * running.
  */
 import { wireTask } from '../engine/build/node-task.js';
+import { runCatalog } from '../engine/build/run-catalog.js';
 import { EngineError } from '../engine/errors.js';
 import type { Runner, RunnerInput } from './build-runner.js';
 import { duckdbActor } from './duckdb-actor.js';
@@ -17,7 +18,8 @@ export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner
   const connection = input.connection;
   if (connection.type !== 'duckdb') throw new EngineError('internal', `single-writer runner: unsupported target type '${connection.type}'`);
   const actor = duckdbActor(connection.path);
-  await actor.run((thread) => thread.run({ type: 'build.setup', connection, schemas: input.schemas }));
+  const setup = await actor.run((thread) => thread.run({ type: 'build.setup', connection, schemas: input.schemas, catalog: true }));
+  const catalog = runCatalog(setup.catalog, input.schemas);
   const aborts = new Map<string, AbortController>();
   const logs = logReceiver(input.logger);
   const jsonLogs = (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON';
@@ -30,7 +32,7 @@ export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner
       aborts.set(id, ac);
       const key = `${id}#${++attempt}`;
       try {
-        const outcome = await actor.run((thread) => thread.run({ ...base, node: wireTask(node), log: { channel: logs.name, key } }), { signal: ac.signal });
+        const outcome = await actor.run((thread) => thread.run({ ...base, node: wireTask(node, catalog), log: { channel: logs.name, key } }), { signal: ac.signal });
         if (debug) input.logger.log('debug', `build[${node.name}]: ran on worker thread ${outcome.thread} (duckdb ${actor.path})`);
         return outcome;
       } finally {

@@ -15,7 +15,7 @@ import type { Connection } from '../../engine/connections/connection.js';
 import { executeNode } from '../../engine/build/execute-node.js';
 import type { NodeOutcome, RunSettings, WireTask } from '../../engine/build/node-task.js';
 import { streamLogger, type Level } from '../../engine/log.js';
-import type { SchemaRef } from '../../engine/targets/target.js';
+import type { CatalogEntry, SchemaRef } from '../../engine/targets/target.js';
 import { importNear } from '../../engine/lazy-import.js';
 import type { TemplateEngine } from '../../engine/template/template-engine.js';
 import type { TaskHandler } from './task-handler.js';
@@ -38,10 +38,14 @@ export interface BuildSetupTask {
   readonly connection: Connection;
   /** Created with `CREATE SCHEMA IF NOT EXISTS`; none still checks the connection. */
   readonly schemas: readonly SchemaRef[];
+  /** Also read the tables and views of `schemas` (the run's one catalog read). */
+  readonly catalog?: boolean;
 }
 
 export interface BuildSetupResult {
   readonly thread: number;
+  /** With `catalog`: every table and view of the schemas. */
+  readonly catalog: readonly CatalogEntry[];
 }
 
 let templates: Promise<TemplateEngine> | undefined;
@@ -55,8 +59,14 @@ export const buildNode: TaskHandler<BuildNodeTask, NodeOutcome> = async (task, {
   return { ...outcome, thread: threadId };
 };
 
-/** Connects (`could not connect to '<t>'` on failure) and creates the schemas; the session stays in this worker's pool for the nodes. */
+/**
+ * Connects (`could not connect to '<t>'` on failure), creates the schemas and
+ * reads their catalog; the session stays in this worker's pool for the nodes.
+ */
 export const buildSetup: TaskHandler<BuildSetupTask, BuildSetupResult> = async (task) => {
-  await withCancellableSession(task.connection, never, (session) => (task.schemas.length > 0 ? session.createSchemas(task.schemas) : Promise.resolve()));
-  return { thread: threadId };
+  const catalog = await withCancellableSession(task.connection, never, async (session) => {
+    if (task.schemas.length > 0) await session.createSchemas(task.schemas);
+    return task.catalog && task.schemas.length > 0 ? session.catalog(task.schemas) : [];
+  });
+  return { thread: threadId, catalog };
 };

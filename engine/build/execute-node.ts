@@ -59,7 +59,7 @@ export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<
 
 async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const { session, settings } = ctx;
-  const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade };
+  const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade, ...(task.existing !== undefined ? { existing: task.existing } : {}) };
   for (const [i, stmt] of task.pre.entries()) {
     await session.exec(stmt).catch((err) => {
       throw EngineError.wrap(`pre-statement ${i + 1} failed for model '${task.name}'`, err, 'node');
