@@ -15,6 +15,7 @@ import { GitPoller } from '../actors/daemon/git-poller.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
 import { cleanUpInterrupted } from '../actors/daemon/recovery-cleanup.js';
 import { Scheduler } from '../actors/daemon/scheduler.js';
+import { closeAllDuckDbActors } from '../actors/duckdb-actor.js';
 import { TaskPool } from '../actors/pool.js';
 import { readEnvFile } from '../engine/connections/index.js';
 import { cachedConnections } from '../engine/connections/registry-cache.js';
@@ -138,6 +139,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger): Promise<R
         await closed;
         await pool.destroy();
         await validator?.destroy();
+        await closeAllDuckDbActors(); // each closes its file's instance on the file's thread, then the thread
         closeTreeIndexes();
         lines.close();
         await store.close();
