@@ -31,13 +31,22 @@ export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner
       const ac = new AbortController();
       aborts.set(id, ac);
       const key = `${id}#${++attempt}`;
+      let sent = false;
       try {
-        const outcome = await actor.run((thread) => thread.run({ ...base, node: wireTask(node, catalog), log: { channel: logs.name, key } }), { signal: ac.signal });
+        const outcome = await actor.run(
+          (thread) => {
+            sent = true;
+            return thread.run({ ...base, node: wireTask(node, catalog), log: { channel: logs.name, key } });
+          },
+          { signal: ac.signal },
+        );
         if (debug) input.logger.log('debug', `build[${node.name}]: ran on worker thread ${outcome.thread} (duckdb ${actor.path})`);
         return outcome;
       } finally {
         aborts.delete(id);
-        await logs.drained(key);
+        // A node cancelled while queued never reached the file's thread: no lines to wait for.
+        if (sent) await logs.drained(key);
+        else logs.forget(key);
       }
     },
     async cancel(id) {

@@ -83,6 +83,8 @@ export function logReceiver(sink: Logger | LineSink) {
       }
       forget(key);
     },
+    /** Drops what is known of `key` (a task that never ran). */
+    forget,
     close: () => {
       receivers.delete(name);
       channel.close();

@@ -23,7 +23,7 @@ import {
   selectStreams, type SourceCatalog, type StreamPlan,
 } from '../../engine/replication/index.js';
 import type { ExecutionRecord, JobRecord, StateStore } from '../../engine/state/store.js';
-import { duckdbActor } from '../duckdb-actor.js';
+import { duckdbActor, duckdbKey, type DuckDbThread } from '../duckdb-actor.js';
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
 import type { TaskResult, TaskWork } from './task-runner.js';
@@ -122,9 +122,18 @@ function runOne(plan: StreamPlan, run: ReplicationRun, registry: ConnectionRegis
       if (needsDuckdbActor(plan)) {
         // The stream runs on the thread of the DuckDB file it writes (or, for a DuckDB source, reads).
         const file = plan.target.type === 'duckdb' ? plan.target.path : (plan.source as Extract<Connection, { type: 'duckdb' }>).path;
+        const other = plan.source.type === 'duckdb' && plan.target.type === 'duckdb' && duckdbKey(plan.source.path) !== duckdbKey(file) ? plan.source.path : undefined;
         const route = run.lines.open(say);
         try {
-          outcome = await duckdbActor(file).run((thread) => thread.run({ type: 'replication.stream', plan, log: route.route, duckdbFile: thread.path }), { signal });
+          const stream = (thread: DuckDbThread) => thread.run({ type: 'replication.stream', plan, log: route.route, duckdbFile: thread.path });
+          if (other === undefined) outcome = await duckdbActor(file).run(stream, { signal });
+          else {
+            // DuckDB → another DuckDB file: the source's actor is held (idle) while the target's thread reads it,
+            // both taken in path order so two streams in opposite directions cannot wait on each other.
+            const [first, second] = [duckdbKey(file), duckdbKey(other)].sort();
+            const target = duckdbKey(file);
+            outcome = await duckdbActor(first!).run((a) => duckdbActor(second!).run((b) => stream(a.path === target ? a : b), { signal }), { signal });
+          }
         } finally {
           await route.close();
         }

@@ -11,7 +11,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { EngineError } from '../../engine/errors.js';
-import { duckdbInstance } from '../../engine/targets/duckdb/instance-cache.js';
+import { closeDuckdbInstance, duckdbInstance, instanceKey } from '../../engine/targets/duckdb/instance-cache.js';
 import { needsDuckdbActor, runStream, type StreamOutcome, type StreamPlan } from '../../engine/replication/index.js';
 import type { TaskHandler } from './task-handler.js';
 import { forwardingLogger, type LogRoute } from './task-log.js';
@@ -24,19 +24,28 @@ export interface ReplicationStreamTask {
   readonly duckdbFile?: string;
 }
 
-/** A job on a connection of this thread's instance of `path`; the actor already serialises jobs. */
-async function onThisThread<T>(path: string, job: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-  const connection = await (await duckdbInstance(path)).connect();
-  try {
-    return await job(connection);
-  } finally {
-    connection.closeSync();
-  }
+/**
+ * A job on a connection of this thread's instance of `path`; the actor
+ * already serialises jobs. The other file of a DuckDB → DuckDB stream is
+ * opened here only while its own actor is held for this stream (the host
+ * takes both actors, see actors/daemon/replication-work.ts), and closed
+ * again right after.
+ */
+function onThisThread(own: string) {
+  return async <T>(path: string, job: (conn: DuckDBConnection) => Promise<T>): Promise<T> => {
+    const connection = await (await duckdbInstance(path)).connect();
+    try {
+      return await job(connection);
+    } finally {
+      connection.closeSync();
+      if (instanceKey(path) !== instanceKey(own)) await closeDuckdbInstance(path);
+    }
+  };
 }
 
 export const replicationStream: TaskHandler<ReplicationStreamTask, StreamOutcome> = async (task, { signal }) => {
-  const onFileThread = task.duckdbFile !== undefined;
-  if (needsDuckdbActor(task.plan) && !onFileThread) throw new EngineError('internal', `stream ${task.plan.streamName} touches a DuckDB file and must run through its actor`);
+  const file = task.duckdbFile;
+  if (needsDuckdbActor(task.plan) && file === undefined) throw new EngineError('internal', `stream ${task.plan.streamName} touches a DuckDB file and must run through its actor`);
   const logger = forwardingLogger(task.log, 'info');
-  return runStream(task.plan, { signal, log: (line) => logger.log('info', line), ...(onFileThread ? { duckdb: onThisThread } : {}) });
+  return runStream(task.plan, { signal, log: (line) => logger.log('info', line), ...(file !== undefined ? { duckdb: onThisThread(file) } : {}) });
 };
