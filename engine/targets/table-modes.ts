@@ -7,7 +7,8 @@
  * tables are dropped on success and failure alike.
  */
 import { EngineError } from '../errors.js';
-import { createSchemaSql, ctasSql, dropSql, insertSelectSql, mergeSql, probeColumnsSql, truncateSql } from './dml-sql.js';
+import { createSchemaSql, ctasSql, dropSql, insertSelectSql, probeColumnsSql, truncateSql } from './dml-sql.js';
+import { mergeSql } from './merge-sql.js';
 import { dropBlocked, materializeFailed, mergeFailed, mergeSqlFailed, missingColumns, stageFailed, wrapFailure } from './materialize-errors.js';
 import { quoteSchema, relationText, tempRelation } from './relation.js';
 import { relationKindOf, type FlowContext } from './session-parts.js';
