@@ -34,7 +34,7 @@ test('hooks run around each model with model.*, target.* and env.*; a failing en
   assert.match(r.out, /- marts\.b:\n {6}end hook failed for model 'b': step_1: check failed: model\.schema == "nope"/);
   assert.match(r.err, /fatal: build execution failed: build completed with 1 error\(s\): marts\.b: end hook failed for model 'b'/);
   assert.match(r.err, /\[3\/3\] marts\.c \(full-refresh\) \.+ SKIP/);
-  // Through the file's actor, the process's one owner of the file (never a second instance: DESIGN.md).
+  // Through the file's actor, the process's one owner of the file (never a second instance).
   const rows = await duckSql(join(dir, 'wh.duckdb'), 'select m from main.hooked', 'objects');
   assert.deepEqual(rows, [{ m: 'a' }]);
 });

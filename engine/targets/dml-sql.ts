@@ -1,8 +1,8 @@
 /**
- * SQL shapes that are identical on PostgreSQL and DuckDB (build.md §7.2,
- * §7.3, §7.6–§7.8), written once so the text the spec pins down has one
- * source (the merge of §8.5 is merge-sql.ts). `T`, `TMP` and `COLS` are
- * quoted here; `Q` is wrapped.
+ * SQL shapes that are identical on PostgreSQL and DuckDB (schemas, CTAS,
+ * drops, truncate, append), written once so the text has one source (the
+ * incremental merge is merge-sql.ts). `T`, `TMP` and `COLS` are quoted
+ * here; `Q` is wrapped.
  */
 import { quoteIdent, quoteRelation, quoteSchema, wrapQuery } from './relation.js';
 import type { Relation, RelationKind, SchemaRef } from './target.js';

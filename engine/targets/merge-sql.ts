@@ -2,7 +2,7 @@
  * The incremental merge: upserting a staged table TMP into T, as SQL both
  * PostgreSQL and DuckDB run — no unique constraint needed on T, keys
  * compared with `=` (so PostgreSQL can hash-join). One generator for build
- * models (build.md §8.5) and replication streams (`merge_strategy`); the
+ * models (incremental merges) and replication streams (`merge_strategy`); the
  * caller wraps the statements in one transaction and drops TMP after.
  */
 import { quoteIdent, quoteRelation } from './relation.js';
