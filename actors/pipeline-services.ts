@@ -25,10 +25,10 @@ import type { VarLookup } from '../engine/pipeline/render.js';
 import type { BuildStepResult, ModelHookScope, PipelineOptions, QueryStepResult, ResolvedBuildStep, StepServiceContext } from '../engine/pipeline/types.js';
 import { parseRangeFlag } from '../engine/range-flag.js';
 import { runQueryStatements } from '../engine/runs/query-task.js';
-import { executeBuild, nodeKind } from './build-execute.js';
+import { executeBuild, nodeKind } from './build/execute-build.js';
 import { withConnectionSession } from './connection-session.js';
 import type { TaskPool } from './pool.js';
-import type { ModelHooks } from './build-run.js';
+import type { ModelHooks } from './build/start-build.js';
 
 const cancelled = () => new EngineError('cancelled', 'cancelled');
 

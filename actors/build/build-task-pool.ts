@@ -1,5 +1,5 @@
 /**
- * The worker pool of a PostgreSQL build (pool-runner.ts sends every node
+ * The worker pool of a PostgreSQL build (open-pool-runner.ts sends every node
  * here) with `threads` slots. A node task sends a few statements and then
  * waits on the database (a seed parses its file, then waits on COPY), so a
  * thread serves several slots at once: one core is left to the main thread
@@ -8,7 +8,7 @@
  * costs its start-up again).
  */
 import { availableParallelism } from 'node:os';
-import { TaskPool } from './pool.js';
+import { TaskPool } from '../pool.js';
 
 export function buildTaskPool(threads: number): TaskPool {
   const slots = Math.max(1, threads);

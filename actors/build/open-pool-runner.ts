@@ -4,15 +4,15 @@
  * seed (`build.node`), each sent as compiled SQL (engine/build/node-task.ts
  * `wireTask`). The workers keep their connection pools across the run's
  * nodes (tasks/worker-targets.ts) and run several nodes at once
- * (build-pool.ts). Cancel aborts a node's task, whose handler cancels its
+ * (build-task-pool.ts). Cancel aborts a node's task, whose handler cancels its
  * backend; the thread lives on.
  */
-import { wireTask } from '../engine/build/node-task.js';
-import { runCatalog, type RunCatalog } from '../engine/build/run-catalog.js';
-import { buildTaskPool } from './build-pool.js';
-import type { Runner, RunnerInput } from './build-runner.js';
+import { wireTask } from '../../engine/build/node-task.js';
+import { runCatalog, type RunCatalog } from '../../engine/build/run-catalog.js';
+import { buildTaskPool } from './build-task-pool.js';
+import type { Runner, RunnerInput } from './runner.js';
 import { sameConnection } from './target-ahead.js';
-import { logReceiver } from './task-log.js';
+import { logReceiver } from '../task-log.js';
 
 /** Connects and creates the schemas on a worker (fails fast with `could not connect to '<t>'`), then returns the runner. */
 export async function openPoolRunner(input: RunnerInput): Promise<Runner> {

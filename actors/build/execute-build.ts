@@ -6,16 +6,16 @@
  * cancel signal and model hooks the same way.
  */
 import { randomInt } from 'node:crypto';
-import type { PreparedBuild } from '../engine/build/prepare.js';
-import { planTasks } from '../engine/build/plan-tasks.js';
-import type { NodeTask, TestResult } from '../engine/build/node-task.js';
-import { seconds, type ResultRecord } from '../engine/build/run-output.js';
-import type { Level, Logger } from '../engine/log.js';
-import type { RangeSpec } from '../engine/range-flag.js';
-import type { SchemaRef } from '../engine/targets/index.js';
-import type { TaskPool } from './pool.js';
+import type { PreparedBuild } from '../../engine/build/prepare.js';
+import { planTasks } from '../../engine/build/plan-tasks.js';
+import type { NodeTask, TestResult } from '../../engine/build/node-task.js';
+import { seconds, type ResultRecord } from '../../engine/build/run-output.js';
+import type { Level, Logger } from '../../engine/log.js';
+import type { RangeSpec } from '../../engine/range-flag.js';
+import type { SchemaRef } from '../../engine/targets/index.js';
+import type { TaskPool } from '../pool.js';
 import type { TargetAhead } from './target-ahead.js';
-import { startBuild, type BuildHandle, type BuildNode, type ModelHooks } from './build-run.js';
+import { startBuild, type BuildHandle, type BuildNode, type ModelHooks } from './start-build.js';
 
 export interface BuildExecutionOptions {
   readonly verb: 'run' | 'test';

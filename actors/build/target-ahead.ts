@@ -5,11 +5,11 @@
  * target while the main thread loads modules and compiles the project. The
  * first node then waits neither for a thread's start-up nor for the
  * connection handshakes. The run borrows the pool when its resolved
- * connection is the same (pool-runner.ts); the opener closes it.
+ * connection is the same (open-pool-runner.ts); the opener closes it.
  */
-import type { Connection } from '../engine/connections/connection.js';
-import { buildTaskPool } from './build-pool.js';
-import type { TaskPool } from './pool.js';
+import type { Connection } from '../../engine/connections/connection.js';
+import { buildTaskPool } from './build-task-pool.js';
+import type { TaskPool } from '../pool.js';
 
 export interface TargetAhead {
   readonly connection: Connection;

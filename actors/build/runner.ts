@@ -1,15 +1,15 @@
 /**
- * How a build run executes its nodes on one target. `startBuild` (build-run.ts)
- * opens the runner its target needs — the worker pool (pool-runner.ts,
+ * How a build run executes its nodes on one target. `startBuild` (start-build.ts)
+ * opens the runner its target needs — the worker pool (open-pool-runner.ts,
  * PostgreSQL) or the DuckDB file's actor on its own thread
- * (single-writer-runner.ts) — and each module is loaded only by runs that
+ * (open-single-writer-runner.ts) — and each module is loaded only by runs that
  * use it.
  */
-import type { NodeOutcome, NodeTask, RunSettings } from '../engine/build/node-task.js';
-import type { Connection } from '../engine/connections/connection.js';
-import type { Level, Logger } from '../engine/log.js';
-import type { SchemaRef } from '../engine/targets/target.js';
-import type { TaskPool } from './pool.js';
+import type { NodeOutcome, NodeTask, RunSettings } from '../../engine/build/node-task.js';
+import type { Connection } from '../../engine/connections/connection.js';
+import type { Level, Logger } from '../../engine/log.js';
+import type { SchemaRef } from '../../engine/targets/target.js';
+import type { TaskPool } from '../pool.js';
 import type { TargetAhead } from './target-ahead.js';
 
 export interface Runner {

@@ -6,12 +6,12 @@
  * Cancel aborts the node's job: dropped while queued, interrupted while
  * running.
  */
-import { wireTask } from '../engine/build/node-task.js';
-import { runCatalog } from '../engine/build/run-catalog.js';
-import { EngineError } from '../engine/errors.js';
-import type { Runner, RunnerInput } from './build-runner.js';
-import { duckdbActor } from './duckdb-actor.js';
-import { logReceiver } from './task-log.js';
+import { wireTask } from '../../engine/build/node-task.js';
+import { runCatalog } from '../../engine/build/run-catalog.js';
+import { EngineError } from '../../engine/errors.js';
+import type { Runner, RunnerInput } from './runner.js';
+import { duckdbActor } from '../duckdb-actor.js';
+import { logReceiver } from '../task-log.js';
 
 /** Opens the file and creates the schemas on its thread (fails fast with the connect error), then returns the runner. */
 export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner> {
