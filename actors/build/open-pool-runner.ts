@@ -12,7 +12,7 @@ import { runCatalog, type RunCatalog } from '../../engine/build/run-catalog.js';
 import { buildTaskPool } from './build-task-pool.js';
 import type { Runner, RunnerInput } from './runner.js';
 import { sameConnection } from './target-ahead.js';
-import { logReceiver } from '../task-log.js';
+import { logReceiver } from '../log-receiver.js';
 
 /** Connects and creates the schemas on a worker (fails fast with `could not connect to '<t>'`), then returns the runner. */
 export async function openPoolRunner(input: RunnerInput): Promise<Runner> {

@@ -11,7 +11,7 @@ import { runCatalog } from '../../engine/build/run-catalog.js';
 import { EngineError } from '../../engine/errors.js';
 import type { Runner, RunnerInput } from './runner.js';
 import { duckdbActor } from '../duckdb-actor.js';
-import { logReceiver } from '../task-log.js';
+import { logReceiver } from '../log-receiver.js';
 
 /** Opens the file and creates the schemas on its thread (fails fast with the connect error), then returns the runner. */
 export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner> {

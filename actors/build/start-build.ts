@@ -9,7 +9,7 @@ import type { ModelTask, NodeOutcome, NodeTask } from '../../engine/build/node-t
 import { EngineError } from '../../engine/errors.js';
 import { isSingleWriter } from '../../engine/targets/traits.js';
 import type { Runner, RunnerInput } from './runner.js';
-import { RunActor } from '../runtime.js';
+import { RunActor } from '../run-actor.js';
 
 export interface BuildNode {
   readonly id: string;

@@ -1,11 +1,11 @@
 /**
  * One log channel for the daemon's pool tasks: each running task gets a key,
  * and its lines are routed to that task's sink (its live output). Built on
- * the shared task-log receiver.
+ * the shared log receiver (actors/log-receiver.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { logReceiver } from '../task-log.js';
-import type { LogRoute } from '../tasks/task-log.js';
+import { logReceiver } from '../log-receiver.js';
+import type { LogRoute } from '../tasks/forwarding-logger.js';
 
 export interface LineRouter {
   open(sink: (line: string) => void): { readonly route: LogRoute; close(): Promise<void> };

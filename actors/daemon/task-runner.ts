@@ -7,7 +7,7 @@
  */
 import { EngineError, type SerializedError } from '../../engine/errors.js';
 import type { StateStore, ExecutionStatus } from '../../engine/state/store.js';
-import { RunActor } from '../runtime.js';
+import { RunActor } from '../run-actor.js';
 
 /**
  * What a task's work returns: counters, monitor metrics, a warning that makes

@@ -8,7 +8,7 @@
  * ran on. Cancellation asks the database to stop (`pg_cancel_backend`,
  * DuckDB's interrupt); the thread is never killed. Log lines (warnings, `-d`
  * SQL and chunk lines, the resume hint) go back to the host on the run's log
- * channel (task-log.ts).
+ * channel (forwarding-logger.ts).
  */
 import { threadId } from 'node:worker_threads';
 import type { Connection } from '../../engine/connections/connection.js';
@@ -19,7 +19,7 @@ import type { CatalogEntry, SchemaRef } from '../../engine/targets/target.js';
 import { importNear } from '../../engine/lazy-import.js';
 import type { TemplateEngine } from '../../engine/template/template-engine.js';
 import type { TaskHandler } from './task-handler.js';
-import { forwardingLogger, type LogRoute } from './task-log.js';
+import { forwardingLogger, type LogRoute } from './forwarding-logger.js';
 import { withCancellableSession } from './worker-targets.js';
 
 export interface BuildNodeTask {

@@ -14,7 +14,7 @@ import { EngineError } from '../../engine/errors.js';
 import { closeDuckdbInstance, duckdbInstance, instanceKey } from '../../engine/targets/duckdb/instance-cache.js';
 import { needsDuckdbActor, runStream, type StreamOutcome, type StreamPlan } from '../../engine/replication/index.js';
 import type { TaskHandler } from './task-handler.js';
-import { forwardingLogger, type LogRoute } from './task-log.js';
+import { forwardingLogger, type LogRoute } from './forwarding-logger.js';
 
 export interface ReplicationStreamTask {
   readonly type: 'replication.stream';

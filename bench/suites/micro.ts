@@ -26,7 +26,7 @@ import { selectNodes } from '../../engine/dag/select.js';
 import type { Logger } from '../../engine/log.js';
 import { createNunjucksEngine } from '../../engine/template/nunjucks-engine.js';
 import type { RunInput } from '../../actors/run-protocol.js';
-import { RunActor } from '../../actors/runtime.js';
+import { RunActor } from '../../actors/run-actor.js';
 import { createRun, transition, type RunState } from '../../actors/supervisor.js';
 import { folderOf, generateProject, modelName } from '../generate-project.js';
 import { randomDag } from '../lib/random-dag.js';

@@ -1,6 +1,6 @@
 /**
  * The host side of a pool task's log channel: worker tasks post their log
- * lines, in batches (tasks/task-log.ts), on a BroadcastChannel (not the worker's own stderr), because the host
+ * lines, in batches (tasks/forwarding-logger.ts), on a BroadcastChannel (not the worker's own stderr), because the host
  * may be the CLI, a pipeline step or the daemon, each capturing its own log.
  *
  * Lines travel apart from the task's result, so the result can arrive first.
@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Level, Logger } from '../engine/log.js';
-import type { LogMessage, LogRoute } from './tasks/task-log.js';
+import type { LogMessage, LogRoute } from './tasks/forwarding-logger.js';
 
 export type LineSink = (key: string, level: Level, message: string) => void;
 

@@ -1,5 +1,5 @@
 /**
- * The worker side of a pool task's log channel (see actors/task-log.ts): a
+ * The worker side of a pool task's log channel (see actors/log-receiver.ts): a
  * logger that queues lines for the host and counts them per route. The count
  * travels back with the task's outcome (worker-entry.ts), so the host knows
  * how many lines to wait for; a task that logged nothing costs no message.
