@@ -13,9 +13,9 @@
  */
 import { join } from 'node:path';
 import { EngineError, errorChain } from '../engine/errors.js';
-import { compileNodeJson } from '../engine/build/compile-json.js';
-import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build/prepare.js';
-import { failureSummary, runPayload, type RunPayload } from '../engine/build/run-output.js';
+import { compileNodeJson } from '../engine/build-plan/compile-json.js';
+import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build-plan/prepare.js';
+import { failureSummary, runPayload, type RunPayload } from '../engine/build-plan/run-output.js';
 import { resolvedMode } from '../engine/compile/compile.js';
 import { loadConnections, type Connection, type ConnectionRegistry } from '../engine/connections/index.js';
 import type { Level, Logger } from '../engine/log.js';

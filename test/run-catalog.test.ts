@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import pg from 'pg';
-import { runCatalog } from '../engine/build/run-catalog.js';
+import { runCatalog } from '../engine/build-plan/run-catalog.js';
 import { connectionFromUrl } from '../engine/connections/parse-entry.js';
 import { openTarget } from '../engine/targets/index.js';
 import type { Target, TargetSession } from '../engine/targets/target.js';

@@ -6,10 +6,10 @@
  * cancel signal and model hooks the same way.
  */
 import { randomInt } from 'node:crypto';
-import type { PreparedBuild } from '../../engine/build/prepare.js';
-import { planTasks } from '../../engine/build/plan-tasks.js';
-import type { NodeTask, TestResult } from '../../engine/build/node-task.js';
-import { seconds, type ResultRecord } from '../../engine/build/run-output.js';
+import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
+import { planTasks } from '../../engine/build-plan/plan-tasks.js';
+import type { NodeTask, TestResult } from '../../engine/build-plan/node-task.js';
+import { seconds, type ResultRecord } from '../../engine/build-plan/run-output.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { RangeSpec } from '../../engine/range-flag.js';
 import type { SchemaRef } from '../../engine/targets/index.js';

@@ -1,14 +1,14 @@
 /**
  * Node tasks of a multi-writer (PostgreSQL) run on the Piscina pool: the
  * connection check and schemas (`build.setup`), then every model, test and
- * seed (`build.node`), each sent as compiled SQL (engine/build/node-task.ts
+ * seed (`build.node`), each sent as compiled SQL (engine/build-plan/node-task.ts
  * `wireTask`). The workers keep their connection pools across the run's
  * nodes (tasks/worker-targets.ts) and run several nodes at once
  * (build-task-pool.ts). Cancel aborts a node's task, whose handler cancels its
  * backend; the thread lives on.
  */
-import { wireTask } from '../../engine/build/node-task.js';
-import { runCatalog, type RunCatalog } from '../../engine/build/run-catalog.js';
+import { wireTask } from '../../engine/build-plan/node-task.js';
+import { runCatalog, type RunCatalog } from '../../engine/build-plan/run-catalog.js';
 import { buildTaskPool } from './build-task-pool.js';
 import type { Runner, RunnerInput } from './runner.js';
 import { sameConnection } from './target-ahead.js';

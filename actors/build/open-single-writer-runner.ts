@@ -6,8 +6,8 @@
  * Cancel aborts the node's job: dropped while queued, interrupted while
  * running.
  */
-import { wireTask } from '../../engine/build/node-task.js';
-import { runCatalog } from '../../engine/build/run-catalog.js';
+import { wireTask } from '../../engine/build-plan/node-task.js';
+import { runCatalog } from '../../engine/build-plan/run-catalog.js';
 import { EngineError } from '../../engine/errors.js';
 import type { Runner, RunnerInput } from './runner.js';
 import { duckdbActor } from '../duckdb-actor.js';

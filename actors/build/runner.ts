@@ -5,7 +5,7 @@
  * (open-single-writer-runner.ts) — and each module is loaded only by runs that
  * use it.
  */
-import type { NodeOutcome, NodeTask, RunSettings } from '../../engine/build/node-task.js';
+import type { NodeOutcome, NodeTask, RunSettings } from '../../engine/build-plan/node-task.js';
 import type { Connection } from '../../engine/connections/connection.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { SchemaRef } from '../../engine/targets/target.js';

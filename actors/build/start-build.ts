@@ -5,7 +5,7 @@
  * that owns the database file (one task at a time). Hosts call `startBuild`
  * and render the events; nothing here writes to stdout.
  */
-import type { ModelTask, NodeOutcome, NodeTask } from '../../engine/build/node-task.js';
+import type { ModelTask, NodeOutcome, NodeTask } from '../../engine/build-plan/node-task.js';
 import { EngineError } from '../../engine/errors.js';
 import { isSingleWriter } from '../../engine/targets/traits.js';
 import type { Runner, RunnerInput } from './runner.js';

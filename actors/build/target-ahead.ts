@@ -1,6 +1,6 @@
 /**
  * A build pool started before the build knows its nodes: the CLI reads the
- * target connection from the config alone (engine/build/peek-target.ts) and
+ * target connection from the config alone (engine/build-plan/peek-target.ts) and
  * starts the worker threads, which load the build handler and connect to the
  * target while the main thread loads modules and compiles the project. The
  * first node then waits neither for a thread's start-up nor for the

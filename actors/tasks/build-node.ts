@@ -4,7 +4,7 @@
  * thread against the worker's cached Target for the connection
  * (worker-targets.ts): PostgreSQL on the build pool, a DuckDB file on that
  * file's own thread (actors/duckdb-actor.ts). The node arrives as compiled
- * SQL (engine/build/node-task.ts `wireTask`); its outcome names the thread it
+ * SQL (engine/build-plan/node-task.ts `wireTask`); its outcome names the thread it
  * ran on. Cancellation asks the database to stop (`pg_cancel_backend`,
  * DuckDB's interrupt); the thread is never killed. Log lines (warnings, `-d`
  * SQL and chunk lines, the resume hint) go back to the host on the run's log
@@ -12,8 +12,8 @@
  */
 import { threadId } from 'node:worker_threads';
 import type { Connection } from '../../engine/connections/connection.js';
-import { executeNode } from '../../engine/build/execute-node.js';
-import type { NodeOutcome, RunSettings, WireTask } from '../../engine/build/node-task.js';
+import { executeNode } from '../../engine/build-plan/execute-node.js';
+import type { NodeOutcome, RunSettings, WireTask } from '../../engine/build-plan/node-task.js';
 import { streamLogger, type Level } from '../../engine/log.js';
 import type { CatalogEntry, SchemaRef } from '../../engine/targets/target.js';
 import { importNear } from '../../engine/lazy-import.js';

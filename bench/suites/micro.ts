@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import nunjucks from 'nunjucks';
 import { Bench } from 'tinybench';
-import { prepareBuild } from '../../engine/build/prepare.js';
+import { prepareBuild } from '../../engine/build-plan/prepare.js';
 import type { CompiledModel } from '../../engine/compile/compile.js';
 import { DEFAULT_INCREMENTAL, prepareTemplate, renderModel } from '../../engine/compile/render-model.js';
 import type { Graph, GraphNode } from '../../engine/dag/graph.js';

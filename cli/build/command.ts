@@ -10,7 +10,7 @@
  * project instead of before the first node.
  */
 import type { TargetAhead } from '../../actors/build/target-ahead.js';
-import { peekTargetConnection } from '../../engine/build/peek-target.js';
+import { peekTargetConnection } from '../../engine/build-plan/peek-target.js';
 import { findConfigFiles } from '../../engine/project/config.js';
 import { resolveBuildPath } from '../../engine/project/load.js';
 import { cliLogger } from '../cli-logger.js';

@@ -5,11 +5,11 @@
  * exit 130 / 143) — returning the result records in DAG order (build.md
  * §13, §15).
  */
-import type { TestResult } from '../../engine/build/node-task.js';
+import type { TestResult } from '../../engine/build-plan/node-task.js';
 import type { BuildActor, ModelHooks } from '../../actors/build/start-build.js';
 import type { TargetAhead } from '../../actors/build/target-ahead.js';
 import { executeBuild, newRunId, nodeKind } from '../../actors/build/execute-build.js';
-import type { PreparedBuild } from '../../engine/build/prepare.js';
+import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { BuildArgs } from './args.js';
 import { progressLine, formatDuration, type ResultRecord } from './render-run.js';
