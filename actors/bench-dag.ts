@@ -21,7 +21,7 @@ import { formatTaskKind, type BenchTaskKind } from '../engine/bench/task-kind.js
 import type { Connection } from '../engine/connections/connection.js';
 import { EngineError } from '../engine/errors.js';
 import type { RunNodeInput } from './run-protocol.js';
-import { RunActor } from './runtime.js';
+import { RunActor } from './run-actor.js';
 import type { BenchTask, BenchTaskResult } from './tasks/bench-task.js';
 import { TaskPool } from './pool.js';
 

@@ -1,29 +1,50 @@
 /**
  * The DuckDB actor: the one owner of a DuckDB database file in this process.
  * DuckDB allows one writer per file, and opening the same file twice in one
- * process silently loses data, so every piece of work for a file
- * — models, seeds, state probes, sub-projects — goes through the actor that
- * `duckdbActor(path)` returns for it: one `DuckDBInstance`, one connection,
- * jobs run strictly one at a time in submission (FIFO) order. The instance
- * itself comes from the engine's per-file instance cache, so a target driver
- * opened on the same file elsewhere shares it rather than opening it twice.
+ * process silently loses data, so every piece of work for a file — build
+ * nodes, replication streams, query steps, monitor measurements — goes
+ * through the actor that `duckdbActor(path)` returns for it.
  *
- * Job states: queued → running → settled. A queued job whose signal aborts
- * leaves the queue with a `cancelled` error without touching the database; a
- * running one is interrupted (`connection.interrupt()`, repeated until the
- * job settles, since an interrupt landing between two statements is a no-op)
- * and, if it then fails, fails with `cancelled`.
+ * The actor lives on its own thread: a one-thread Piscina pool per file
+ * (started by the first job) that holds the file's only `DuckDBInstance`
+ * (actors/tasks/duckdb-file.ts). This thread keeps the queue and sends the
+ * running job's tasks there as messages; nothing of DuckDB's runs on the
+ * host thread, which in the daemon only routes messages and serves HTTP.
+ * A job is a function of a `DuckDbThread`: it runs pool tasks on the file's
+ * thread (`build.node`, `replication.stream`, …) or drives a session whose
+ * every call is such a task (`withSession`).
  *
- * Actor lifecycle: open (instance created lazily by the first job) → closing
- * (`close()` called: new jobs are refused, queued ones still run) → closed
- * (connection and instance closed, the path's registry entry freed).
+ * Job states: queued → running → settled. Jobs run strictly one at a time
+ * in submission (FIFO) order. A queued job whose signal aborts leaves the
+ * queue with a `cancelled` error without touching the database; a running
+ * one has its tasks cancelled on the file's thread (DuckDB's
+ * `connection.interrupt()`, repeated until the statement stops; the thread
+ * is never killed) and, if it then fails, fails with `cancelled`.
+ *
+ * Actor lifecycle: open (thread and instance started by the first job) →
+ * closing (`close()` called: new jobs are refused, queued ones still run) →
+ * closed (instance closed on its thread, thread stopped, the path's registry
+ * entry freed).
  */
-import { setTimeout as delay } from 'node:timers/promises';
-import type { DuckDBConnection } from '@duckdb/node-api';
 import { EngineError } from '../engine/errors.js';
-import { closeDuckdbInstance, duckdbInstance, instanceKey } from '../engine/targets/duckdb/instance-cache.js';
+import { instanceKey } from '../engine/targets/duckdb/instance-cache.js';
+import type { DuckDbConnection } from '../engine/connections/connection.js';
+import type { TargetSession } from '../engine/targets/target.js';
+import { TaskPool } from './pool.js';
+import type { DuckDbFileInfo, SessionMethod } from './tasks/duckdb-file.js';
+import type { Task, TaskResult } from './tasks/index.js';
 
-export type DuckDbJob<T> = (connection: DuckDBConnection) => Promise<T>;
+/** What a running job may do with the file: everything happens on the file's thread. */
+export interface DuckDbThread {
+  /** Absolute file path, or `:memory:`. */
+  readonly path: string;
+  /** Runs a pool task on the file's thread; cancelled with the job. */
+  run<T extends Task>(task: T): Promise<TaskResult<T>>;
+  /** Runs `work` with a session on the file whose every call runs on the file's thread; closed after. */
+  withSession<T>(connection: DuckDbConnection, work: (session: TargetSession) => Promise<T>): Promise<T>;
+}
+
+export type DuckDbJob<T> = (thread: DuckDbThread) => Promise<T>;
 
 export interface DuckDbJobOptions {
   /** Aborting cancels the job: dropped if still queued, interrupted if running. */
@@ -41,14 +62,13 @@ interface Entry {
 interface Running {
   readonly entry: Entry;
   readonly settled: Promise<void>;
-  interrupted: boolean;
+  /** Aborts the job's tasks on the file's thread. */
+  readonly stop: AbortController;
 }
 
-const INTERRUPT_EVERY_MS = 50;
-const INTERRUPT_TRIES = 200;
 const registry = new Map<string, DuckDbActor>();
 
-/** Registry key: `:memory:` as is, any other path absolute with directory symlinks resolved (the instance cache's key). */
+/** Registry key: `:memory:` as is, any other path absolute with directory symlinks resolved. */
 export function duckdbKey(path: string): string {
   return instanceKey(path);
 }
@@ -73,11 +93,13 @@ function cancelledError(cause?: unknown): EngineError {
   return new EngineError('cancelled', 'cancelled', cause);
 }
 
+let sessionSeq = 0;
+
 export class DuckDbActor {
   /** Absolute file path, or `:memory:`. */
   readonly path: string;
-  #opened = false;
-  #connection: Promise<DuckDBConnection> | undefined;
+  #pool: TaskPool | undefined;
+  #opened: Promise<DuckDbFileInfo> | undefined;
   readonly #queue: Entry[] = [];
   #running: Running | undefined;
   #closing: Promise<void> | undefined;
@@ -93,7 +115,7 @@ export class DuckDbActor {
     return this.#queue.length + (this.#running ? 1 : 0);
   }
 
-  /** Queues `job`; it gets the actor's connection once every earlier job has settled. */
+  /** Queues `job`; it gets the file's thread once every earlier job has settled. */
   run<T>(job: DuckDbJob<T>, options: DuckDbJobOptions = {}): Promise<T> {
     if (this.#closing) return Promise.reject(new EngineError('internal', `duckdb ${this.path}: actor is closed`));
     const { signal } = options;
@@ -109,24 +131,20 @@ export class DuckDbActor {
     });
   }
 
-  /** Stops the running job's query; resolves once that job has settled. No-op when idle. */
+  /** The file's thread and how many times it opened the file (opens the file if no job did yet). */
+  info(): Promise<DuckDbFileInfo> {
+    return this.#open();
+  }
+
+  /** Stops the running job's statements; resolves once that job has settled. No-op when idle. */
   async interrupt(): Promise<void> {
     const running = this.#running;
     if (!running) return;
-    running.interrupted = true;
-    const connection = await this.#connection?.catch(() => undefined);
-    if (!connection || this.#running !== running) return;
-    // An interrupt that lands between two statements of a job is a no-op, so
-    // keep asking until the job settles (bounded: INTERRUPT_EVERY_MS × INTERRUPT_TRIES).
-    let settled = false;
-    void running.settled.then(() => (settled = true));
-    for (let i = 0; i < INTERRUPT_TRIES && !settled; i++) {
-      connection.interrupt();
-      await Promise.race([running.settled, delay(INTERRUPT_EVERY_MS)]);
-    }
+    running.stop.abort();
+    await running.settled;
   }
 
-  /** Refuses new jobs, lets queued ones finish, then closes the connection and the instance. */
+  /** Refuses new jobs, lets queued ones finish, then closes the instance and stops the thread. */
   close(): Promise<void> {
     this.#closing ??= this.#shutdown();
     return this.#closing;
@@ -135,12 +153,14 @@ export class DuckDbActor {
   async #shutdown(): Promise<void> {
     if (this.pending > 0) await new Promise<void>((r) => (this.#drained = r));
     try {
-      const connection = await this.#connection?.catch(() => undefined);
-      connection?.closeSync();
-      if (this.#opened) await closeDuckdbInstance(this.path);
+      const pool = this.#pool;
+      if (pool) {
+        if (await this.#opened?.then(() => true, () => false)) await pool.run({ type: 'duckdb.close', path: this.path }).catch(() => {});
+        await pool.destroy();
+      }
     } finally {
-      this.#opened = false;
-      this.#connection = undefined;
+      this.#pool = undefined;
+      this.#opened = undefined;
       if (registry.get(this.path) === this) registry.delete(this.path);
     }
   }
@@ -152,7 +172,7 @@ export class DuckDbActor {
       entry.reject(cancelledError());
       if (this.pending === 0) this.#drained?.();
     } else if (this.#running?.entry === entry) {
-      void this.interrupt();
+      this.#running.stop.abort();
     }
   }
 
@@ -163,8 +183,9 @@ export class DuckDbActor {
       this.#drained?.();
       return;
     }
-    const outcome = this.#open().then((connection) => entry.job(connection));
-    const running: Running = { entry, settled: outcome.then(noop, noop), interrupted: false };
+    const stop = new AbortController();
+    const outcome = this.#open().then(() => entry.job(this.#thread(stop.signal)));
+    const running: Running = { entry, settled: outcome.then(noop, noop), stop };
     this.#running = running;
     outcome.then(
       (value) => {
@@ -173,7 +194,7 @@ export class DuckDbActor {
       },
       (err: unknown) => {
         this.#finish(entry);
-        const cancelled = running.interrupted && !(err instanceof EngineError && err.code === 'cancelled');
+        const cancelled = stop.signal.aborted && !(err instanceof EngineError && err.code === 'cancelled');
         entry.reject(cancelled ? cancelledError(err) : err);
       },
     );
@@ -185,19 +206,58 @@ export class DuckDbActor {
     this.#pump();
   }
 
-  #open(): Promise<DuckDBConnection> {
-    this.#connection ??= (async () => {
+  /** The running job's view of the file's thread; `signal` is the job's stop. */
+  #thread(signal: AbortSignal): DuckDbThread {
+    const pool = this.#pool!;
+    const run = <T extends Task>(task: T) => pool.run(task, { signal }) as Promise<TaskResult<T>>;
+    return {
+      path: this.path,
+      run,
+      async withSession(connection, work) {
+        const sid = `s${++sessionSeq}`;
+        const call = (method: SessionMethod) =>
+          (...args: unknown[]) => pool.run({ type: 'duckdb.session', connection, sid, op: 'call', method, args }, { signal });
+        const session = sessionProxy(sid, call);
+        try {
+          return await work(session);
+        } finally {
+          await pool.run({ type: 'duckdb.session', connection, sid, op: 'close' }).catch(() => {});
+        }
+      },
+    };
+  }
+
+  #open(): Promise<DuckDbFileInfo> {
+    this.#opened ??= (async () => {
+      // One thread, one task at a time: the file's single writer. It lives as long as the actor.
+      this.#pool ??= new TaskPool({ maxThreads: 1, minThreads: 1, idleTimeout: Number.POSITIVE_INFINITY, concurrentTasksPerWorker: 1 });
       try {
-        const instance = await duckdbInstance(this.path);
-        this.#opened = true;
-        return await instance.connect();
+        return await this.#pool.run({ type: 'duckdb.open', path: this.path });
       } catch (err) {
-        this.#connection = undefined; // let the next job try again
-        throw new EngineError('connection', `could not open duckdb database ${this.path}`, err);
+        this.#opened = undefined; // let the next job try again
+        // The thread's error arrives as one message chain: keep the head as the message and the driver's words as the cause.
+        const head = `could not open duckdb database ${this.path}`;
+        const text = err instanceof Error ? err.message : String(err);
+        throw new EngineError('connection', head, new Error(text.startsWith(`${head}: `) ? text.slice(head.length + 2) : text));
       }
     })();
-    return this.#connection;
+    return this.#opened;
   }
+}
+
+const METHODS: readonly SessionMethod[] = [
+  'relationKind', 'catalog', 'createSchemas', 'exec', 'fullRefresh', 'view', 'truncate', 'append', 'stage', 'merge',
+  'dropRelation', 'maxValue', 'columnType', 'query', 'countQuery', 'loadSeed',
+];
+
+/**
+ * A `TargetSession` whose methods are calls on the file's thread. `cancel`
+ * is the job's signal (the actor's stop); `close` is the job's end.
+ */
+function sessionProxy(sid: string, call: (method: SessionMethod) => (...args: unknown[]) => Promise<unknown>): TargetSession {
+  const session: Record<string, unknown> = { cancelKey: `duckdb-proxy:${sid}`, cancel: async () => {}, close: async () => {} };
+  for (const m of METHODS) session[m] = call(m);
+  return session as unknown as TargetSession;
 }
 
 function noop(): void {}

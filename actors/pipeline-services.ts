@@ -13,9 +13,9 @@
  */
 import { join } from 'node:path';
 import { EngineError, errorChain } from '../engine/errors.js';
-import { compileNodeJson } from '../engine/build/compile-json.js';
-import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build/prepare.js';
-import { failureSummary, runPayload, type RunPayload } from '../engine/build/run-output.js';
+import { compileNodeJson } from '../engine/build-plan/compile-json.js';
+import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build-plan/prepare.js';
+import { failureSummary, runPayload, type RunPayload } from '../engine/build-plan/run-output.js';
 import { resolvedMode } from '../engine/compile/compile.js';
 import { loadConnections, type Connection, type ConnectionRegistry } from '../engine/connections/index.js';
 import type { Level, Logger } from '../engine/log.js';
@@ -25,9 +25,10 @@ import type { VarLookup } from '../engine/pipeline/render.js';
 import type { BuildStepResult, ModelHookScope, PipelineOptions, QueryStepResult, ResolvedBuildStep, StepServiceContext } from '../engine/pipeline/types.js';
 import { parseRangeFlag } from '../engine/range-flag.js';
 import { runQueryStatements } from '../engine/runs/query-task.js';
-import { executeBuild, nodeKind } from './build-execute.js';
+import { executeBuild, nodeKind } from './build/execute-build.js';
 import { withConnectionSession } from './connection-session.js';
-import type { ModelHooks } from './build-run.js';
+import type { TaskPool } from './pool.js';
+import type { ModelHooks } from './build/start-build.js';
 
 const cancelled = () => new EngineError('cancelled', 'cancelled');
 
@@ -87,6 +88,8 @@ export interface BuildServiceDeps {
   readonly runId?: string;
   /** `${NAME}` in model hooks, after the step's `env`. */
   readonly vars?: VarLookup;
+  /** The daemon's worker pool: PostgreSQL build nodes run on its long-lived workers. */
+  readonly pool?: TaskPool;
 }
 
 /** Runs one build step in-process. */
@@ -140,6 +143,7 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
         logLevel: 'info',
         ...(deps.state ? { state: deps.state } : {}),
         ...(deps.runId ? { runId: deps.runId } : {}),
+        ...(deps.pool ? { pool: deps.pool } : {}),
         hooks,
         beforeStart: ({ actor }) => {
           actorCancel = () => actor.cancel();

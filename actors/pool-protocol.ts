@@ -16,7 +16,7 @@ export interface TaskEnvelope {
 
 /**
  * `logLines`: how many lines the task posted on its log route (tasks that
- * carry one), so the host knows when it has them all (actors/task-log.ts).
+ * carry one), so the host knows when it has them all (actors/log-receiver.ts).
  */
 export type TaskOutcome =
   | { readonly ok: true; readonly value: unknown; readonly logLines?: number }

@@ -21,9 +21,9 @@ import { Piscina } from 'piscina';
 import { EngineError } from '../engine/errors.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { rebuildError } from './task-error.js';
-import { expectLines } from './task-log.js';
+import { expectLines } from './log-receiver.js';
 import type { PoolTask, Task, TaskResult, TaskType } from './tasks/index.js';
-import type { LogRoute } from './tasks/task-log.js';
+import type { LogRoute } from './tasks/forwarding-logger.js';
 
 export interface TaskPoolOptions {
   /** Upper bound of worker threads (Piscina's default: 1.5 × available parallelism). */
@@ -79,6 +79,8 @@ export class TaskPool {
       // Workers keep handles open between tasks (database connections, the cancel and
       // log channels): 'sync' atomics would freeze their event loops while idle.
       atomics: 'disabled',
+      // No run/wait-time histograms: nothing reads them, and they cost every task a few samples.
+      recordTiming: false,
       ...(execArgv ? { execArgv } : {}),
       ...(options.maxThreads !== undefined ? { maxThreads: options.maxThreads } : {}),
       ...(options.minThreads !== undefined ? { minThreads: options.minThreads } : {}),

@@ -11,7 +11,7 @@ import { EngineError, serializeError } from '../engine/errors.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { isRetryable } from './task-error.js';
 import { handlerFor, taskTypes } from './tasks/index.js';
-import { takeLinesPosted, type LogRoute } from './tasks/task-log.js';
+import { takeLinesPosted, type LogRoute } from './tasks/forwarding-logger.js';
 
 /** Cancel notices for tasks not (yet) running here; every worker sees every notice, so keep few. */
 const EARLY_CANCEL_LIMIT = 1024;

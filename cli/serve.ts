@@ -16,6 +16,7 @@ import { GitPoller } from '../actors/daemon/git-poller.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
 import { cleanUpInterrupted } from '../actors/daemon/recovery-cleanup.js';
 import { Scheduler } from '../actors/daemon/scheduler.js';
+import { closeAllDuckDbActors } from '../actors/duckdb-actor.js';
 import { TaskPool } from '../actors/pool.js';
 import { readEnvFile } from '../engine/connections/index.js';
 import { cachedConnections } from '../engine/connections/registry-cache.js';
@@ -79,7 +80,8 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   const fileSync = db && new FileSync(db.pool, flags.dataDir, owner, logger);
   const registries = cachedConnections();
   const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
-  const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1 });
+  // Execution tasks (build nodes, streams, queries) mostly wait on a database: each thread runs several.
+  const pool = new TaskPool({ maxThreads: Math.max(2, flags.maxRunning), minThreads: 1, concurrentTasksPerWorker: 4 });
   // Large job-file validations get a thread of their own: behind long-running execution tasks
   // in the main pool, a save would wait for a query to end. Started on first use.
   let validator: TaskPool | undefined;
@@ -241,6 +243,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
         await closed;
         await pool.destroy();
         await validator?.destroy();
+        await closeAllDuckDbActors(); // each closes its file's instance on the file's thread, then the thread
         closeTreeIndexes();
         lines.close();
         await store.close();

@@ -1,7 +1,8 @@
 /**
- * The DuckDB actor on a real DuckDB file: one actor (one instance) per path,
- * jobs strictly one at a time in FIFO order, interrupt and abort stop work
- * with a `cancelled` error, and the file survives close and reopen.
+ * The DuckDB actor on a real DuckDB file: one actor (one instance, on its own
+ * thread) per path, jobs strictly one at a time in FIFO order, interrupt and
+ * abort stop work with a `cancelled` error, and the file survives close and
+ * reopen.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -9,14 +10,21 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
-import { duckdbActor, duckdbKey } from '../actors/duckdb-actor.js';
+import { threadId } from 'node:worker_threads';
+import { duckdbActor, duckdbKey, type DuckDbThread } from '../actors/duckdb-actor.js';
+import type { DuckDbConnection } from '../engine/connections/connection.js';
 import { EngineError } from '../engine/errors.js';
+import { duckdbOpenCount } from '../engine/targets/duckdb/instance-cache.js';
 
 const LONG_QUERY = 'select count(*) from range(1000000000) a, range(100) b';
 
 describe('duckdb actor', () => {
   const dir = mkdtempSync(join(tmpdir(), 'actor-duckdb-'));
   const file = join(dir, 'warehouse.duckdb');
+  const conn: DuckDbConnection = { name: 'W', source: 'project', type: 'duckdb', path: file, schema: 'main' };
+  /** A statement on the file's thread, through a session of the job. */
+  const exec = (sql: string) => (thread: DuckDbThread) => thread.withSession(conn, (s) => s.exec(sql));
+  const scalar = (sql: string) => (thread: DuckDbThread) => thread.withSession(conn, async (s) => (await s.query(sql)).rows[0]![0]);
   after(async () => {
     await duckdbActor(file).close();
     rmSync(dir, { recursive: true, force: true });
@@ -41,9 +49,9 @@ describe('duckdb actor', () => {
     const actor = duckdbActor(file);
     const log: string[] = [];
     const job = (name: string, sql: string) =>
-      actor.run(async (conn) => {
+      actor.run(async (thread) => {
         log.push(`start ${name}`);
-        await conn.run(sql);
+        await exec(sql)(thread);
         await delay(5); // give a concurrent job every chance to interleave
         log.push(`end ${name}`);
         return name;
@@ -55,21 +63,30 @@ describe('duckdb actor', () => {
     ]);
     assert.deepEqual(results, ['a', 'b', 'c']);
     assert.deepEqual(log, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
-    const count = await actor.run(async (conn) => (await conn.runAndReadAll('select count(*)::integer from t')).getRows()[0][0]);
+    const count = await actor.run(scalar('select count(*)::integer from t'));
     assert.equal(count, 200010);
+  });
+
+  it('owns the file on a thread of its own: the instance is opened once there and never on this thread', async () => {
+    const actor = duckdbActor(file);
+    await Promise.all([actor.run(exec('create or replace table u as select 1 as x')), actor.run(scalar('select count(*)::integer from u'))]);
+    const info = await actor.info();
+    assert.notEqual(info.threadId, threadId, 'not the main thread');
+    assert.equal(info.opens, 1);
+    assert.equal(duckdbOpenCount(file), 0, 'this thread never opened the file');
   });
 
   it('interrupt() stops a long query with a cancelled error, and the next job runs', async () => {
     const actor = duckdbActor(file);
-    const long = actor.run((conn) => conn.run(LONG_QUERY));
-    const next = actor.run(async (conn) => (await conn.runAndReadAll('select 42::integer')).getRows()[0][0]);
+    const long = actor.run(exec(LONG_QUERY));
+    const next = actor.run(scalar('select 42::integer'));
     await delay(100);
     assert.equal(actor.pending, 2);
     await actor.interrupt();
     await assert.rejects(long, (err: unknown) => {
       assert.ok(err instanceof EngineError);
       assert.equal(err.code, 'cancelled');
-      assert.match(String((err.cause as Error).message), /interrupt/i);
+      assert.match(String((err.cause as Error | undefined)?.message ?? err.message), /interrupt|cancelled/i);
       return true;
     });
     assert.equal(await next, 42);
@@ -80,7 +97,7 @@ describe('duckdb actor', () => {
     const running = new AbortController();
     const queued = new AbortController();
     let queuedRan = false;
-    const long = actor.run((conn) => conn.run(LONG_QUERY), { signal: running.signal });
+    const long = actor.run(exec(LONG_QUERY), { signal: running.signal });
     const dropped = actor.run(
       async () => {
         queuedRan = true;
@@ -98,14 +115,14 @@ describe('duckdb actor', () => {
 
   it('close() lets queued work finish, frees the path, and the data is on disk', async () => {
     const actor = duckdbActor(file);
-    const write = actor.run((conn) => conn.run('create or replace table kept as select 7 as v'));
+    const write = actor.run(exec('create or replace table kept as select 7 as v'));
     const closing = actor.close();
     await assert.rejects(actor.run(async () => 1), /actor is closed/);
     await write;
     await closing;
     const reopened = duckdbActor(file);
     assert.notEqual(reopened, actor);
-    const v = await reopened.run(async (conn) => (await conn.runAndReadAll('select v::integer from kept')).getRows()[0][0]);
+    const v = await reopened.run(scalar('select v::integer from kept'));
     assert.equal(v, 7);
   });
 

@@ -10,8 +10,8 @@ import { describe, it } from 'node:test';
 import { EngineError } from '../engine/errors.js';
 import { TaskPool } from '../actors/pool.js';
 import type { RunNodeInput } from '../actors/run-protocol.js';
-import type { TaskRequest } from '../actors/runtime.js';
-import { RunActor } from '../actors/runtime.js';
+import type { TaskRequest } from '../actors/run-actor.js';
+import { RunActor } from '../actors/run-actor.js';
 import { RemoteTaskError } from '../actors/task-error.js';
 
 type Node = { readonly ms: number };

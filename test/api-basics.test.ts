@@ -122,6 +122,9 @@ test('row 5: testing BROKEN is a 200 with valid false and no secret; NOPE is 404
   assert.deepEqual(nope.body, { error: 'connection NOPE not found', code: 'not_found' });
   const exportsConn = await api.request('POST', '/connection/test', { body: { name: 'exports' } });
   assert.deepEqual(exportsConn.body, { valid: true });
+  // A DuckDB file is tested on its actor's thread, the daemon's one owner of the file.
+  const lake = await api.request('POST', '/connection/test', { body: { name: 'LAKE' } });
+  assert.deepEqual(lake.body, { valid: true });
 });
 
 test('row 29: unknown paths are 404 "no route for <METHOD> <path>", also a known path with the wrong method', async () => {

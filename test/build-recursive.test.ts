@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { prepareSubProjects, type BuildRequest } from '../engine/build/prepare.js';
+import { prepareSubProjects, type BuildRequest } from '../engine/build-plan/prepare.js';
 import { memoryLogger } from '../engine/log.js';
 import { findChildProjects } from '../engine/project/discover.js';
 import { errorChain } from '../engine/errors.js';

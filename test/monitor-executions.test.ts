@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import pg from 'pg';
 import { duckdbActor } from '../actors/duckdb-actor.js';
-import { duckdbInstance } from '../engine/targets/duckdb/instance-cache.js';
+import { duckExec } from './helpers/duck-file.js';
 import { eventually, fixtureEnv, startApiServer, type ApiServer } from './helpers/api-server.js';
 import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
 
@@ -213,14 +213,9 @@ test('cancelling a running monitor stops its statement in the database', async (
 test('a DuckDB monitor: "*" column metrics on every column, typed min/max, fresh data is success', async (t) => {
   const a = await ready(t);
   if (!a) return;
-  const conn = await (await duckdbInstance(lakeFile)).connect();
-  try {
-    await conn.run(`create schema ev;
-      create table ev.events (id bigint, ts timestamp, day date, v double, flag boolean, name varchar);
-      insert into ev.events values (1, now()::timestamp, '2025-01-02', 1.5, true, 'b'), (2, '2024-05-06 07:08:09.25', null, -2, false, 'a'), (3, null, '2023-12-31', null, null, null);`);
-  } finally {
-    conn.closeSync();
-  }
+  await duckExec(lakeFile, `create schema ev;
+    create table ev.events (id bigint, ts timestamp, day date, v double, flag boolean, name varchar);
+    insert into ev.events values (1, now()::timestamp, '2025-01-02', 1.5, true, 'b'), (2, '2024-05-06 07:08:09.25', null, -2, false, 'a'), (3, null, '2023-12-31', null, null, null);`);
   const body = "connection: LAKE\nobjects:\n  ev.events:\n    freshness_column: ts\n    freshness_threshold: 1d\n    columns:\n      '*': [null_count, min_max]\n      id: [unique_count]\n";
   const { exec, tasks } = await run(a, 'monitors/lake.yaml', body);
   assert.equal(exec.status, 'success', JSON.stringify(tasks.map((x) => x.error)));

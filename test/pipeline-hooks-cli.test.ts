@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { duckdbInstance } from '../engine/targets/duckdb/instance-cache.js';
+import { duckSql } from './helpers/duck-file.js';
 import { build, duckProject, logLines } from './helpers/build-cli.js';
 
 test('hooks run around each model with model.*, target.* and env.*; a failing end hook fails the model', async () => {
@@ -34,10 +34,8 @@ test('hooks run around each model with model.*, target.* and env.*; a failing en
   assert.match(r.out, /- marts\.b:\n {6}end hook failed for model 'b': step_1: check failed: model\.schema == "nope"/);
   assert.match(r.err, /fatal: build execution failed: build completed with 1 error\(s\): marts\.b: end hook failed for model 'b'/);
   assert.match(r.err, /\[3\/3\] marts\.c \(full-refresh\) \.+ SKIP/);
-  // The process's shared instance of the file (never a second one: two instances of one file lose data).
-  const conn = await (await duckdbInstance(join(dir, 'wh.duckdb'))).connect();
-  const rows = (await conn.runAndReadAll('select m from main.hooked')).getRowObjects();
-  conn.closeSync();
+  // Through the file's actor, the process's one owner of the file (never a second instance).
+  const rows = await duckSql(join(dir, 'wh.duckdb'), 'select m from main.hooked', 'objects');
   assert.deepEqual(rows, [{ m: 'a' }]);
 });
 

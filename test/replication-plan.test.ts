@@ -12,7 +12,8 @@ import type { Connection } from '../engine/connections/index.js';
 import { loadCsvBatches, rowEnd } from '../engine/replication/csv-batches.js';
 import { ddlType, pgColumn, duckColumn, decimalFromProbe } from '../engine/replication/column-types.js';
 import { expandStreams, selectStreams, type SourceCatalog } from '../engine/replication/expand.js';
-import { castColumnName, mergeStatements } from '../engine/replication/merge-sql.js';
+import { castColumnName } from '../engine/replication/column-casing.js';
+import { mergeSql } from '../engine/targets/merge-sql.js';
 import { fileEnvLookup, planReplication } from '../engine/replication/plan.js';
 import { renderObject, templateVariables } from '../engine/replication/object-template.js';
 import { buildSourceQuery, duckCsvLineQuery, selectColumns } from '../engine/replication/source-query.js';
@@ -155,17 +156,19 @@ test('type mapping: PostgreSQL ↔ DuckDB twins; same-dialect keeps the source t
   assert.equal(ddlType('postgres', 'duckdb', decimalFromProbe(nu, 40, 2)), 'VARCHAR');
 });
 
-test('merge statements per strategy; column casing', () => {
-  const spec = { target: '"s"."t"', staging: '"pg_temp"."st"', columns: ['id', 'v'], keys: ['id'] };
-  assert.deepEqual(mergeStatements({ ...spec, strategy: 'update_insert' }), [
-    'UPDATE "s"."t" AS t SET "v" = s."v" FROM "pg_temp"."st" AS s WHERE t."id" = s."id"',
-    'INSERT INTO "s"."t" ("id", "v") SELECT s."id", s."v" FROM "pg_temp"."st" AS s WHERE NOT EXISTS (SELECT 1 FROM "s"."t" AS t WHERE t."id" = s."id")',
+test('merge statements per strategy (the build generator, which replication streams use too); column casing', () => {
+  const T = { schema: 's', name: 't' };
+  const ST = { schema: 'pg_temp', name: 'st' };
+  assert.deepEqual(mergeSql(T, ST, ['id', 'v'], ['id'], 'update+insert'), [
+    'UPDATE "s"."t" AS tgt SET "v" = src."v" FROM "pg_temp"."st" AS src WHERE tgt."id" = src."id"',
+    'INSERT INTO "s"."t" ("id", "v") SELECT "id", "v" FROM "pg_temp"."st" AS src WHERE NOT EXISTS (SELECT 1 FROM "s"."t" AS tgt WHERE tgt."id" = src."id")',
   ]);
-  assert.deepEqual(mergeStatements({ ...spec, strategy: 'delete_insert' }), [
-    'DELETE FROM "s"."t" WHERE EXISTS (SELECT 1 FROM "pg_temp"."st" AS s WHERE "s"."t"."id" = s."id")',
-    'INSERT INTO "s"."t" ("id", "v") SELECT s."id", s."v" FROM "pg_temp"."st" AS s',
+  assert.deepEqual(mergeSql(T, ST, ['id', 'v'], ['id'], 'delete+insert'), [
+    'DELETE FROM "s"."t" AS tgt WHERE EXISTS (SELECT 1 FROM "pg_temp"."st" AS src WHERE src."id" = tgt."id")',
+    'INSERT INTO "s"."t" ("id", "v") SELECT "id", "v" FROM "pg_temp"."st"',
   ]);
-  assert.deepEqual(mergeStatements({ ...spec, columns: ['id'], strategy: 'update' }), []);
+  assert.deepEqual(mergeSql(T, ST, ['id', 'v'], ['id'], 'update'), ['UPDATE "s"."t" AS tgt SET "v" = src."v" FROM "pg_temp"."st" AS src WHERE tgt."id" = src."id"']);
+  assert.deepEqual(mergeSql(T, ST, ['id'], ['id'], 'update'), []);
   assert.deepEqual(['UserID', 'createdAt', 'HTTPStatus Code', 'a-b'].map((n) => castColumnName(n, 'snake')), ['user_id', 'created_at', 'http_status_code', 'a_b']);
   assert.deepEqual(['UserID'].flatMap((n) => [castColumnName(n, 'lower'), castColumnName(n, 'upper'), castColumnName(n, 'source')]), ['userid', 'USERID', 'UserID']);
 });

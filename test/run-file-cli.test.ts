@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { duckdbInstance } from '../engine/targets/duckdb/instance-cache.js';
+import { duckSql } from './helpers/duck-file.js';
 import { runMain, withEnv } from './helpers/cli-daemon.js';
 import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
 
@@ -100,12 +100,8 @@ test('a query file on a DuckDB connection from the env.yaml beside it; a failing
   assert.deepEqual([body.tasks[0].stream_name, body.tasks[0].object, body.tasks[0].mode, body.tasks[0].metrics], ['load.sql', 'LAKE', 'query', null]);
   assert.match(ok.err, /\[load\.sql\] statement 2\/2: 1 row\(s\)\n/);
 
-  const conn = await (await duckdbInstance(path.join(dir, 'lake.duckdb'))).connect();
-  try {
-    assert.equal(Number((await conn.runAndReadAll('select count(*) from t')).getRows()[0]![0]), 5, 'the run wrote to the DuckDB file and released it');
-  } finally {
-    conn.closeSync();
-  }
+  const counted = await duckSql<unknown[][]>(path.join(dir, 'lake.duckdb'), 'select count(*) from t', 'rows');
+  assert.equal(Number(counted[0]![0]), 5, 'the run wrote to the DuckDB file and released it');
 
   const bad = await serviceRun([path.join(dir, 'bad.sql')]);
   assert.equal(bad.code, 1);
@@ -190,10 +186,6 @@ test('a replication file with a file:// stream query runs between two DuckDB fil
   assert.deepEqual(Object.keys(body), [...EXECUTION_KEYS, 'tasks']);
   assert.deepEqual([body.job_type, body.status, body.rows], ['replication', 'success', 1]);
   assert.deepEqual(body.tasks.map((x: any) => [x.stream_name, x.object, x.status, x.rows]), [['answer', 'main.answer', 'success', 1]]);
-  const conn = await (await duckdbInstance(path.join(dir, 'dst.duckdb'))).connect();
-  try {
-    assert.deepEqual((await conn.runAndReadAll('select answer from main.answer')).getRows().map((row) => Number(row[0])), [42]);
-  } finally {
-    conn.closeSync();
-  }
+  const answers = await duckSql<unknown[][]>(path.join(dir, 'dst.duckdb'), 'select answer from main.answer', 'rows');
+  assert.deepEqual(answers.map((row) => Number(row[0])), [42]);
 });

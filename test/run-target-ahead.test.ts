@@ -1,16 +1,16 @@
 /**
- * The PostgreSQL runner with a target the CLI opened ahead of the run
- * (actors/target-ahead.ts, actors/multi-writer-runner.ts): borrowed when its
- * connection is the run's, ignored (and left to its opener) when not, and a
- * connect failure of the ahead target is the run's spec error. Real
+ * The PostgreSQL runner with a build pool the CLI started (and connected)
+ * ahead of the run (actors/build/target-ahead.ts, actors/build/open-pool-runner.ts): borrowed
+ * when its connection is the run's, ignored (and left to its opener) when
+ * not, and a connect failure of the ahead pool is the run's spec error. Real
  * PostgreSQL; backends are counted in pg_stat_activity, which drops a closed
  * connection's backend a moment after the close, hence `settles`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { openMultiWriterRunner } from '../actors/multi-writer-runner.js';
-import { openTargetAhead } from '../actors/target-ahead.js';
+import { openPoolRunner } from '../actors/build/open-pool-runner.js';
+import { openTargetAhead } from '../actors/build/target-ahead.js';
 import type { PostgresConnection } from '../engine/connections/connection.js';
 import { memoryLogger } from '../engine/log.js';
 import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
@@ -59,18 +59,19 @@ describe('PostgreSQL runner and the target opened ahead', () => {
     try {
       await ahead.ready;
       assert.equal(await settles(2), 2, 'two connections opened ahead');
-      const runner = await openMultiWriterRunner({ connection: conn, settings, threads: 2, schemas: [{ schema: 'ahead_a' }], logger: memoryLogger(), logLevel: 'info', ahead });
+      const runner = await openPoolRunner({ connection: conn, settings, threads: 2, schemas: [{ schema: 'ahead_a' }], logger: memoryLogger(), logLevel: 'info', ahead });
       await runner.close();
       assert.equal(await settles(2), 2, 'no connection of its own; the borrowed ones stay open');
-      const s = await ahead.target.open();
+      const c = new pg.Client({ connectionString: db!.url });
+      await c.connect();
       try {
-        const r = await s.query("select count(*)::int from information_schema.schemata where schema_name = 'ahead_a'");
-        assert.deepEqual(r.rows, [[1]], 'the schema was created through the borrowed target');
+        const r = await c.query("select count(*)::int as n from information_schema.schemata where schema_name = 'ahead_a'");
+        assert.equal(r.rows[0].n, 1, 'the schema was created through the borrowed pool');
       } finally {
-        await s.close();
+        await c.end();
       }
     } finally {
-      await ahead.target.close();
+      await ahead.close();
     }
   });
 
@@ -81,12 +82,12 @@ describe('PostgreSQL runner and the target opened ahead', () => {
       await ahead.ready;
       assert.equal(await settles(1), 1);
       const conn = connection(db!.url);
-      const runner = await openMultiWriterRunner({ connection: conn, settings, threads: 1, schemas: [{ schema: 'ahead_b' }], logger: memoryLogger(), logLevel: 'info', ahead });
+      const runner = await openPoolRunner({ connection: conn, settings, threads: 1, schemas: [{ schema: 'ahead_b' }], logger: memoryLogger(), logLevel: 'info', ahead });
       assert.equal(await settles(2), 2, "the ahead target's connection and the run's own");
       await runner.close();
-      assert.equal(await settles(1), 1, "the run closed its own; the ahead target's is its opener's");
+      assert.equal(await settles(1), 1, "the run closed its own; the ahead pool's is its opener's");
     } finally {
-      await ahead.target.close();
+      await ahead.close();
     }
   });
 
@@ -96,11 +97,11 @@ describe('PostgreSQL runner and the target opened ahead', () => {
     const ahead = openTargetAhead(dead, 2);
     try {
       await assert.rejects(
-        openMultiWriterRunner({ connection: dead, settings, threads: 2, schemas: [{ schema: 'x' }], logger: memoryLogger(), logLevel: 'info', ahead }),
+        openPoolRunner({ connection: dead, settings, threads: 2, schemas: [{ schema: 'x' }], logger: memoryLogger(), logLevel: 'info', ahead }),
         (err: Error) => /^could not connect to 'WH'/.test(err.message),
       );
     } finally {
-      await ahead.target.close();
+      await ahead.close();
     }
   });
 });

@@ -1,12 +1,12 @@
 /**
  * One log channel for the daemon's pool tasks: each running task gets a key,
  * and its lines are routed to that task's sink (its live output). Built on
- * the shared task-log receiver. `output` is the live feed of what the sinks
- * write, for watchers of a running execution.
+ * the shared log receiver (actors/log-receiver.ts). `output` is the live
+ * feed of what the sinks write, for watchers of a running execution.
  */
 import { randomUUID } from 'node:crypto';
-import { logReceiver } from '../task-log.js';
-import type { LogRoute } from '../tasks/task-log.js';
+import { logReceiver } from '../log-receiver.js';
+import type { LogRoute } from '../tasks/forwarding-logger.js';
 import { OutputFeed } from './output-feed.js';
 
 export interface LineRouter {

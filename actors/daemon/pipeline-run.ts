@@ -153,7 +153,7 @@ export async function runPipelineExecution(file: PipelineFile, ctx: PipelineRunC
       : undefined);
   const services: PipelineServices = {
     query: queryOnConnection,
-    build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup, runId: buildRunId(exec.exec_id) }),
+    build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup, runId: buildRunId(exec.exec_id), ...(pool ? { pool } : {}) }),
     ...(replication ? { replication } : {}),
   };
   const options: PipelineOptions = {

@@ -7,7 +7,7 @@
  * connection of the executions' projects is visited once; one that cannot be
  * reached is reported and skipped — recovery never blocks the start.
  */
-import pg from 'pg';
+import { Client } from '../../engine/targets/postgres/pg-module.js';
 import type { ConnectionRegistry, PostgresConnection } from '../../engine/connections/index.js';
 import { errorChain } from '../../engine/errors.js';
 import type { Logger } from '../../engine/log.js';
@@ -27,7 +27,7 @@ export interface CleanupCounts {
 }
 
 async function cleanOne(conn: PostgresConnection, execIds: readonly string[]): Promise<CleanupCounts> {
-  const client = new pg.Client({ ...clientConfig(conn, 3000), application_name: 'service recovery' });
+  const client = new Client({ ...clientConfig(conn, 3000), application_name: 'service recovery' });
   client.on('error', () => {});
   await client.connect();
   try {

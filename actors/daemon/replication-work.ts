@@ -4,8 +4,9 @@
  * apply the job's `streams` subset and mode override (or the run's), then
  * one task per stream. A stream whose source and target are PostgreSQL or
  * file connections runs on a pool worker (`replication.stream`); a stream
- * with a DuckDB database file on either side runs on this thread through the
- * file's actor, which serialises everything that touches that file.
+ * with a DuckDB database file on either side is a job of the file's actor
+ * and runs on that file's own thread, which serialises everything that
+ * touches the file. Nothing of a stream runs on this thread.
  *
  * Also the replication runner of pipeline `replication` steps:
  * `runReplicationFile` loads a replication file and runs its tasks without
@@ -18,11 +19,11 @@ import { connectionKind } from '../../engine/connections/index.js';
 import { EngineError, errorChain } from '../../engine/errors.js';
 import { validateJobFile, type ReplicationFile } from '../../engine/jobs/index.js';
 import {
-  DuckSession, PgSession, duckTables, expandStreams, fileEnvLookup, fileRoot, listFiles, needsDuckdbActor, pgTables, planReplication,
-  runStream, selectStreams, type SourceCatalog, type StreamPlan,
+  PgSession, expandStreams, fileEnvLookup, fileRoot, listFiles, needsDuckdbActor, pgTables, planReplication,
+  selectStreams, type SourceCatalog, type StreamPlan,
 } from '../../engine/replication/index.js';
 import type { ExecutionRecord, JobRecord, StateStore } from '../../engine/state/store.js';
-import { duckdbActor } from '../duckdb-actor.js';
+import { duckdbActor, duckdbKey, type DuckDbThread } from '../duckdb-actor.js';
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
 import type { TaskResult, TaskWork } from './task-runner.js';
@@ -94,7 +95,7 @@ function catalogOf(source: Connection): SourceCatalog {
           await s.close();
         }
       }
-      if (source.type === 'duckdb') return duckdbActor(source.path).run((conn) => duckTables(new DuckSession(conn, signal), schema));
+      if (source.type === 'duckdb') return duckdbActor(source.path).run((thread) => thread.run({ type: 'duckdb.tables', path: thread.path, schema }), { signal });
       return [];
     },
     async files(key) {
@@ -119,7 +120,23 @@ function runOne(plan: StreamPlan, run: ReplicationRun, registry: ConnectionRegis
     let outcome;
     try {
       if (needsDuckdbActor(plan)) {
-        outcome = await runStream(plan, { signal, log: say, duckdb: (path, job) => duckdbActor(path).run(job, { signal }) });
+        // The stream runs on the thread of the DuckDB file it writes (or, for a DuckDB source, reads).
+        const file = plan.target.type === 'duckdb' ? plan.target.path : (plan.source as Extract<Connection, { type: 'duckdb' }>).path;
+        const other = plan.source.type === 'duckdb' && plan.target.type === 'duckdb' && duckdbKey(plan.source.path) !== duckdbKey(file) ? plan.source.path : undefined;
+        const route = run.lines.open(say);
+        try {
+          const stream = (thread: DuckDbThread) => thread.run({ type: 'replication.stream', plan, log: route.route, duckdbFile: thread.path });
+          if (other === undefined) outcome = await duckdbActor(file).run(stream, { signal });
+          else {
+            // DuckDB → another DuckDB file: the source's actor is held (idle) while the target's thread reads it,
+            // both taken in path order so two streams in opposite directions cannot wait on each other.
+            const [first, second] = [duckdbKey(file), duckdbKey(other)].sort();
+            const target = duckdbKey(file);
+            outcome = await duckdbActor(first!).run((a) => duckdbActor(second!).run((b) => stream(a.path === target ? a : b), { signal }), { signal });
+          }
+        } finally {
+          await route.close();
+        }
       } else {
         const route = run.lines.open(say);
         try {

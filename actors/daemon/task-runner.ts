@@ -7,7 +7,7 @@
  */
 import { EngineError, type SerializedError } from '../../engine/errors.js';
 import type { StateStore, ExecutionStatus } from '../../engine/state/store.js';
-import { RunActor } from '../runtime.js';
+import { RunActor } from '../run-actor.js';
 import type { OutputFeed } from './output-feed.js';
 
 /**

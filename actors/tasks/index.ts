@@ -16,11 +16,17 @@ const near = <M>(specifier: string) => importNear<M>(import.meta.url, specifier)
 
 const loaders = {
   'build.node': async () => (await near<typeof import('./build-node.js')>('./build-node.js')).buildNode,
+  'build.setup': async () => (await near<typeof import('./build-node.js')>('./build-node.js')).buildSetup,
   'query.run': async () => (await near<typeof import('./query-run.js')>('./query-run.js')).queryRun,
   'replication.stream': async () => (await near<typeof import('./replication-stream.js')>('./replication-stream.js')).replicationStream,
   'bench.task': async () => (await near<typeof import('./bench-task.js')>('./bench-task.js')).benchTask,
   'jobfile.validate': async () => (await near<typeof import('./validate-job-file.js')>('./validate-job-file.js')).validateJobFileTask,
   'lineage.view': async () => (await near<typeof import('./lineage-view.js')>('./lineage-view.js')).lineageViewTask,
+  'duckdb.open': async () => (await near<typeof import('./duckdb-file.js')>('./duckdb-file.js')).duckdbOpen,
+  'duckdb.close': async () => (await near<typeof import('./duckdb-file.js')>('./duckdb-file.js')).duckdbClose,
+  'duckdb.session': async () => (await near<typeof import('./duckdb-file.js')>('./duckdb-file.js')).duckdbSession,
+  'duckdb.tables': async () => (await near<typeof import('./duckdb-file.js')>('./duckdb-file.js')).duckdbTables,
+  'duckdb.sql': async () => (await near<typeof import('./duckdb-file.js')>('./duckdb-file.js')).duckdbSql,
   ping: async () => (await near<typeof import('./ping.js')>('./ping.js')).ping,
   sleep: async () => (await near<typeof import('./sleep.js')>('./sleep.js')).sleep,
 } satisfies Record<string, () => Promise<TaskHandler<any, unknown>>>;

@@ -7,7 +7,7 @@
 import type { Connection } from '../../engine/connections/connection.js';
 import { runQueryStatements, type QueryTaskResult } from '../../engine/runs/query-task.js';
 import type { TaskHandler } from './task-handler.js';
-import { forwardingLogger, type LogRoute } from './task-log.js';
+import { forwardingLogger, type LogRoute } from './forwarding-logger.js';
 import { withCancellableSession } from './worker-targets.js';
 
 export interface QueryRunTask {

@@ -15,9 +15,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import type pg from 'pg';
-import { prepareBuild } from '../../engine/build/prepare.js';
-import { planTasks } from '../../engine/build/plan-tasks.js';
-import { executeNode } from '../../engine/build/execute-node.js';
+import { prepareBuild } from '../../engine/build-plan/prepare.js';
+import { planTasks } from '../../engine/build-plan/plan-tasks.js';
+import { executeNode } from '../../engine/build-plan/execute-node.js';
 import type { Connection } from '../../engine/connections/connection.js';
 import type { Logger } from '../../engine/log.js';
 import { closeDuckdbInstance } from '../../engine/targets/duckdb/instance-cache.js';

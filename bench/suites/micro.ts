@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import nunjucks from 'nunjucks';
 import { Bench } from 'tinybench';
-import { prepareBuild } from '../../engine/build/prepare.js';
+import { prepareBuild } from '../../engine/build-plan/prepare.js';
 import type { CompiledModel } from '../../engine/compile/compile.js';
 import { DEFAULT_INCREMENTAL, prepareTemplate, renderModel } from '../../engine/compile/render-model.js';
 import type { Graph, GraphNode } from '../../engine/dag/graph.js';
@@ -26,7 +26,7 @@ import { selectNodes } from '../../engine/dag/select.js';
 import type { Logger } from '../../engine/log.js';
 import { createNunjucksEngine } from '../../engine/template/nunjucks-engine.js';
 import type { RunInput } from '../../actors/run-protocol.js';
-import { RunActor } from '../../actors/runtime.js';
+import { RunActor } from '../../actors/run-actor.js';
 import { createRun, transition, type RunState } from '../../actors/supervisor.js';
 import { folderOf, generateProject, modelName } from '../generate-project.js';
 import { randomDag } from '../lib/random-dag.js';

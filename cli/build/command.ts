@@ -9,8 +9,8 @@
  * handshakes happen while this thread loads modules and compiles the
  * project instead of before the first node.
  */
-import type { TargetAhead } from '../../actors/target-ahead.js';
-import { peekTargetConnection } from '../../engine/build/peek-target.js';
+import type { TargetAhead } from '../../actors/build/target-ahead.js';
+import { peekTargetConnection } from '../../engine/build-plan/peek-target.js';
 import { findConfigFiles } from '../../engine/project/config.js';
 import { resolveBuildPath } from '../../engine/project/load.js';
 import { cliLogger } from '../cli-logger.js';
@@ -44,7 +44,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
   } catch (err) {
     return printFatal(err, io, undefined, `build ${command}`);
   } finally {
-    await ahead?.target.close().catch(() => {});
+    await ahead?.close().catch(() => {});
   }
 }
 
@@ -53,6 +53,6 @@ async function targetAhead(args: BuildArgs, command: BuildCommand): Promise<Targ
   if ((command !== 'run' && command !== 'test') || args.recursive) return undefined;
   const connection = peekTargetConnection(args.path, { target: args.target, schema: args.schema, prod: args.prod, vars: args.vars });
   if (connection?.type !== 'postgres') return undefined;
-  const { openTargetAhead } = await import('../../actors/target-ahead.js');
+  const { openTargetAhead } = await import('../../actors/build/target-ahead.js');
   return openTargetAhead(connection, Math.max(1, args.threads));
 }

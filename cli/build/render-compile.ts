@@ -5,7 +5,7 @@
  */
 import { resolvedMode, type CompiledNode } from '../../engine/compile/compile.js';
 
-export { compileJson, compileNodeJson } from '../../engine/build/compile-json.js';
+export { compileJson, compileNodeJson } from '../../engine/build-plan/compile-json.js';
 
 const indent = (text: string, n: number) =>
   text

@@ -3,8 +3,8 @@
  * the `Errors:` block, and the JSON payloads. Records arrive in DAG order.
  */
 
-import type { TestResult } from '../../engine/build/node-task.js';
-import { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload, type RunStatus } from '../../engine/build/run-output.js';
+import type { TestResult } from '../../engine/build-plan/node-task.js';
+import { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload, type RunStatus } from '../../engine/build-plan/run-output.js';
 
 export { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload, type RunStatus };
 

@@ -4,9 +4,9 @@
  * it, and renders the result on stdout (payload) and stderr (logs). Returns
  * the exit code.
  */
-import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../../engine/build/prepare.js';
+import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../../engine/build-plan/prepare.js';
 import type { Logger } from '../../engine/log.js';
-import type { TargetAhead } from '../../actors/target-ahead.js';
+import type { TargetAhead } from '../../actors/build/target-ahead.js';
 import type { BuildArgs, BuildCommand } from './args.js';
 import { compileJson, compileText } from './render-compile.js';
 import { listEntries, listText } from './render-list.js';

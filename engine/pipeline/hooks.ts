@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { stringify } from 'yaml';
-import type { ModelTask } from '../build/node-task.js';
+import type { ModelTask } from '../build-plan/node-task.js';
 import { connectionKind } from '../connections/index.js';
 import { EngineError } from '../errors.js';
 import { validateJobFile, type PipelineStep } from '../jobs/index.js';

@@ -7,7 +7,8 @@
  * every later statement fails with `cancelled` except the cleanup ones.
  * Messages are redacted: the connection's password never reaches a log.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { Client } from '../targets/postgres/pg-module.js';
 import { Readable, type Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
@@ -35,7 +36,7 @@ export class PgSession {
 
   static async open(conn: PostgresConnection, signal: AbortSignal): Promise<PgSession> {
     if (signal.aborted) throw new EngineError('cancelled', 'cancelled');
-    const client = new pg.Client(clientConfig(conn));
+    const client = new Client(clientConfig(conn));
     client.on('error', () => {});
     try {
       await client.connect();
@@ -101,7 +102,7 @@ export class PgSession {
   async cancel(): Promise<void> {
     this.#cancelRequested = true;
     if (this.#closed) return;
-    const control = new pg.Client(clientConfig(this.conn));
+    const control = new Client(clientConfig(this.conn));
     control.on('error', () => {});
     try {
       await control.connect();

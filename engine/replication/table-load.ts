@@ -17,13 +17,22 @@
  * the middle leaves the pre-run rows as they were.
  */
 import { EngineError } from '../errors.js';
+import { mergeSql, type MergeSqlStrategy } from '../targets/merge-sql.js';
 import { quoteIdent, quoteRelation, tempRelation } from '../targets/relation.js';
 import type { Relation } from '../targets/target.js';
 import { ddlType, type Dialect, type SourceColumn } from './column-types.js';
 import type { Feed, LoadCount } from './feed.js';
-import { castColumnName, mergeStatements } from './merge-sql.js';
+import { castColumnName } from './column-casing.js';
 import type { StreamPlan } from './plan-types.js';
 import { LOADED_AT_COLUMN, findColumn, loadedAtColumn } from './source-query.js';
+
+/** The replication's `merge_strategy` names → the merge generator's strategies (one SQL for builds and streams). */
+const MERGE_STRATEGY: Readonly<Record<NonNullable<StreamPlan['targetOptions']['merge_strategy']>, MergeSqlStrategy>> = {
+  update_insert: 'update+insert',
+  delete_insert: 'delete+insert',
+  insert: 'insert',
+  update: 'update',
+};
 
 export interface TargetTable {
   readonly kind: 'table' | 'view';
@@ -200,13 +209,8 @@ async function upsert(x: Ctx, table: TargetTable, extra: Omit<FeedRequest, 'colu
     await x.t.staged?.(staging.rel);
     x.log(`staged ${count.rows} rows; merging by ${keys.join(', ')} (${x.plan.targetOptions.merge_strategy ?? 'update_insert'})`);
     await inTransaction(x.t, async () => {
-      const statements = mergeStatements({
-        target: quoteRelation(x.rel),
-        staging: quoteRelation(staging.rel),
-        columns: load.map((c) => c.name),
-        keys,
-        strategy: x.plan.targetOptions.merge_strategy ?? 'update_insert',
-      });
+      const strategy = MERGE_STRATEGY[x.plan.targetOptions.merge_strategy ?? 'update_insert'];
+      const statements = mergeSql(x.rel, staging.rel, load.map((c) => c.name), keys, strategy);
       for (const s of statements) await x.t.exec(s);
     });
     return count;

@@ -20,7 +20,8 @@
  *   fraction of a second of log lines (never a status: those commits stay
  *   durable), which restart recovery reports as an interrupted execution.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { Pool } from '../targets/postgres/pg-module.js';
 import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
@@ -567,7 +568,7 @@ class PostgresStore implements StateStore {
 export async function openPostgresStore(url: string, options: StateStoreOptions = {}): Promise<StateStore> {
   // A daemon's sessions carry its id: the fence trigger refuses their writes once it was taken over.
   const daemon = options.daemonId === undefined ? {} : { options: `-c service.daemon=${options.daemonId}` };
-  const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10, ...daemon });
+  const pool = new Pool({ connectionString: url, max: options.poolMax ?? 10, ...daemon });
   // An idle client losing its connection must not crash the daemon; the next query reconnects.
   pool.on('error', () => {});
   try {

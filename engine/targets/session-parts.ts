@@ -7,7 +7,7 @@
  */
 import type { Dialect } from './dialect.js';
 import type { SqlDriver } from './sql-driver.js';
-import type { MaterializeOptions, Relation, RelationKind, Rows, SeedOptions, SeedSource } from './target.js';
+import type { CatalogEntry, MaterializeOptions, Relation, RelationKind, Rows, SchemaRef, SeedOptions, SeedSource } from './target.js';
 
 export interface Column {
   readonly name: string;
@@ -20,6 +20,13 @@ export interface Introspector {
   relationKind(driver: SqlDriver, rel: Relation): Promise<RelationKind | null>;
   /** Columns in ordinal order; empty when the relation does not exist. */
   columns(driver: SqlDriver, rel: Relation): Promise<Column[]>;
+  /** Every table and view of `schemas` in one query. */
+  catalog(driver: SqlDriver, schemas: readonly SchemaRef[]): Promise<CatalogEntry[]>;
+}
+
+/** `opts.existing` when the caller read the catalog, else one lookup. */
+export function relationKindOf(ctx: FlowContext, rel: Relation, opts: { readonly existing?: RelationKind | null }): Promise<RelationKind | null> {
+  return opts.existing !== undefined ? Promise.resolve(opts.existing) : ctx.introspect.relationKind(ctx.driver, rel);
 }
 
 export interface FlowContext<D extends SqlDriver = SqlDriver> {

@@ -10,6 +10,7 @@ import type { FlowContext, TargetParts } from './session-parts.js';
 import { SqlError, type SqlDriver } from './sql-driver.js';
 import { appendMode, createSchemas, dropRelation, mergeStaged, stageQuery, truncateMode } from './table-modes.js';
 import type {
+  CatalogEntry,
   MaterializeOptions,
   MaxValue,
   MergeOptions,
@@ -50,6 +51,10 @@ export class SqlSession<D extends SqlDriver> implements TargetSession {
 
   relationKind(rel: Relation): Promise<RelationKind | null> {
     return this.parts.introspect.relationKind(this.driver, rel);
+  }
+
+  catalog(schemas: readonly SchemaRef[]): Promise<CatalogEntry[]> {
+    return this.parts.introspect.catalog(this.driver, schemas);
   }
 
   createSchemas(schemas: readonly SchemaRef[]): Promise<void> {

@@ -7,10 +7,11 @@
  * tables are dropped on success and failure alike.
  */
 import { EngineError } from '../errors.js';
-import { createSchemaSql, ctasSql, dropSql, insertSelectSql, mergeSql, probeColumnsSql, truncateSql } from './dml-sql.js';
+import { createSchemaSql, ctasSql, dropSql, insertSelectSql, probeColumnsSql, truncateSql } from './dml-sql.js';
+import { mergeSql } from './merge-sql.js';
 import { dropBlocked, materializeFailed, mergeFailed, mergeSqlFailed, missingColumns, stageFailed, wrapFailure } from './materialize-errors.js';
 import { quoteSchema, relationText, tempRelation } from './relation.js';
-import type { FlowContext } from './session-parts.js';
+import { relationKindOf, type FlowContext } from './session-parts.js';
 import { isCancelled, sqlStateOf, type SqlDriver } from './sql-driver.js';
 import type { MaterializeOptions, MergeOptions, MergeStrategy, Relation, RelationKind, Rows, SchemaRef } from './target.js';
 
@@ -73,14 +74,14 @@ async function insertIntoTable(ctx: FlowContext, rel: Relation, query: string, o
 
 /** Truncate: create when missing (or a view), else truncate and insert in one transaction. */
 export async function truncateMode(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
-  const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+  const kind = await relationKindOf(ctx, rel, opts);
   if (kind !== 'table') return createFromQuery(ctx, rel, query, kind, opts, 'truncate');
   return insertIntoTable(ctx, rel, query, opts, 'truncate');
 }
 
 /** Append: create when missing (or a view), else insert by column name. */
 export async function appendMode(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
-  const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+  const kind = await relationKindOf(ctx, rel, opts);
   if (kind !== 'table') return createFromQuery(ctx, rel, query, kind, opts, 'append');
   return insertIntoTable(ctx, rel, query, opts, 'append');
 }

@@ -47,6 +47,16 @@ export interface MaterializeOptions {
   readonly dropCascade: boolean;
   /** Mode named in `could not materialize model '<n>' (<mode>)`; defaults to the method's mode. */
   readonly mode?: string;
+  /**
+   * What `rel` is now, when the caller knows (the run read the catalog once,
+   * see `TargetSession.catalog`); undefined: the session looks it up.
+   */
+  readonly existing?: RelationKind | null;
+}
+
+/** One table or view of a catalog read: `database` set only on targets with catalogs. */
+export interface CatalogEntry extends Relation {
+  readonly kind: RelationKind;
 }
 
 export type MergeStrategy = 'delete+insert' | 'update+insert' | 'insert';
@@ -104,6 +114,11 @@ export interface TargetSession {
   readonly cancelKey: string;
   /** `table`, `view` or null. */
   relationKind(rel: Relation): Promise<RelationKind | null>;
+  /**
+   * The tables and views of these schemas, in one query: a run reads them
+   * once and tells each model what its relation is (MaterializeOptions.existing).
+   */
+  catalog(schemas: readonly SchemaRef[]): Promise<CatalogEntry[]>;
   /** `CREATE SCHEMA IF NOT EXISTS`, "already exists" ignored. */
   createSchemas(schemas: readonly SchemaRef[]): Promise<void>;
   /** Runs statement text as written (pre/post statements, hooks); rows = the last statement's count. */

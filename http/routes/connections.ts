@@ -6,6 +6,7 @@
  */
 import { object, string } from 'superstruct';
 import type { ConnectionRegistry } from '../../engine/connections/index.js';
+import { withConnectionSession } from '../../actors/connection-session.js';
 import { testConnection } from '../../engine/connections/test-connection.js';
 import { notFound } from '../http-error.js';
 import { route, type Route } from '../route.js';
@@ -33,7 +34,8 @@ export function connectionRoutes(deps: ConnectionsDeps): Route[] {
         const registry = deps.connections(projectId);
         const conn = registry.get(body.name);
         if (!conn) throw notFound(`connection ${body.name} not found`);
-        return testConnection(conn, registry);
+        // A DuckDB file is tested through its actor, the daemon's one owner of the file.
+        return testConnection(conn, registry, (c, work) => withConnectionSession(c, undefined, work));
       },
     }),
   ];

@@ -7,7 +7,7 @@
  * (order-free, so no sort per column).
  */
 import pg from 'pg';
-import { duckdbInstance } from '../../engine/targets/duckdb/instance-cache.js';
+import { duckSql } from './duck-file.js';
 import { validateJobFile, type ReplicationFile } from '../../engine/jobs/index.js';
 
 export type Kind = 'int' | 'num' | 'float' | 'text' | 'bool' | 'date' | 'ts' | 'tstz' | 'json' | 'uuid' | 'bytea' | 'time' | 'interval';
@@ -122,26 +122,15 @@ export async function pgChecksums(url: string, table: string, columns: Readonly<
   }
 }
 
-/** The same checksums of a table in a DuckDB file (through the process's shared instance). */
+/** The same checksums of a table in a DuckDB file (through the file's actor, its one owner in this process). */
 export async function duckChecksums(path: string, table: string, columns: Readonly<Record<string, Kind>> = ALL_TYPES): Promise<Record<string, string>> {
-  const conn = await (await duckdbInstance(path)).connect();
-  try {
-    const exprs = Object.entries(columns).map(([col, k]) => `${duckExpr(col, k)} as "${col}"`);
-    const reader = await conn.runAndReadAll(`select CAST(count(*) AS VARCHAR) as rows, ${exprs.join(', ')} from ${table}`);
-    const row = reader.getRowObjectsJS()[0]!;
-    return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, String(v)]));
-  } finally {
-    conn.closeSync();
-  }
+  const exprs = Object.entries(columns).map(([col, k]) => `${duckExpr(col, k)} as "${col}"`);
+  const rows = await duckSql<Record<string, unknown>[]>(path, `select CAST(count(*) AS VARCHAR) as rows, ${exprs.join(', ')} from ${table}`, 'objects-js');
+  return Object.fromEntries(Object.entries(rows[0]!).map(([k, v]) => [k, String(v)]));
 }
 
 export async function duckRows(path: string, sql: string): Promise<unknown[][]> {
-  const conn = await (await duckdbInstance(path)).connect();
-  try {
-    return (await conn.runAndReadAll(sql)).getRowsJS().map((r) => r.map((v) => (typeof v === 'bigint' ? Number(v) : v)));
-  } finally {
-    conn.closeSync();
-  }
+  return (await duckSql<unknown[][]>(path, sql, 'rows-js')).map((r) => r.map((v) => (typeof v === 'bigint' ? Number(v) : v)));
 }
 
 export async function pgQuery(url: string, sql: string, params: unknown[] = []): Promise<any[]> {

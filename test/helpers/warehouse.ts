@@ -11,7 +11,7 @@
 import pg from 'pg';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { duckdbInstance } from '../../engine/targets/duckdb/instance-cache.js';
+import { duckSql } from './duck-file.js';
 import { DUCK_ENV, project } from './build-cli.js';
 import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './pg.js';
 
@@ -46,13 +46,9 @@ export function duckWarehouse(): Warehouse {
     ready: async () => true,
     project: (files, config = '') => project({ 'service_build.yml': `target: DUCK\n${config}`, 'env.yaml': DUCK_ENV, ...files }),
     async query(dir, sql) {
-      const conn = await (await duckdbInstance(join(dir, 'wh.duckdb'))).connect();
-      try {
-        const reader = await conn.runAndReadAll(sql);
-        return reader.getRowObjectsJson().map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, text(v)])));
-      } finally {
-        conn.closeSync();
-      }
+      // Through the file's actor: the build that wrote the file may have run in this process.
+      const rows = await duckSql<Record<string, unknown>[]>(join(dir, 'wh.duckdb'), sql, 'objects-json');
+      return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, text(v)])));
     },
     close: async () => {},
   };

@@ -17,6 +17,13 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 
 const instances = new Map<string, Promise<DuckDBInstance>>();
+/** Instances created per key by this thread, ever (the DuckDB actor reports it; tests check it stays 1). */
+const opens = new Map<string, number>();
+
+/** How many instances of `path` this thread has created. */
+export function duckdbOpenCount(path: string): number {
+  return opens.get(instanceKey(path)) ?? 0;
+}
 
 /** The cache key for `path`: `:memory:`, or the absolute path through any directory symlinks. */
 export function instanceKey(path: string): string {
@@ -36,6 +43,7 @@ export function duckdbInstance(path: string): Promise<DuckDBInstance> {
   if (pending === undefined) {
     pending = import('@duckdb/node-api').then(({ DuckDBInstance }) => DuckDBInstance.create(key));
     instances.set(key, pending);
+    opens.set(key, (opens.get(key) ?? 0) + 1);
     pending.catch(() => {
       if (instances.get(key) === pending) instances.delete(key);
     });

@@ -7,13 +7,13 @@
 import { dropSql } from '../dml-sql.js';
 import { materializeFailed } from '../materialize-errors.js';
 import { quoteRelation, wrapQuery } from '../relation.js';
-import type { FlowContext } from '../session-parts.js';
+import { relationKindOf, type FlowContext } from '../session-parts.js';
 import { inTransaction } from '../table-modes.js';
 import type { MaterializeOptions, Relation, Rows } from '../target.js';
 
 export async function fullRefresh(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   try {
-    const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+    const kind = await relationKindOf(ctx, rel, opts);
     const counts = await inTransaction(ctx.driver, [
       ...(kind === 'view' ? [dropSql('view', rel, opts.dropCascade, false)] : []),
       `CREATE OR REPLACE TABLE ${quoteRelation(rel)} AS ${wrapQuery(query)}`,
@@ -26,7 +26,7 @@ export async function fullRefresh(ctx: FlowContext, rel: Relation, query: string
 
 export async function view(ctx: FlowContext, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   try {
-    const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+    const kind = await relationKindOf(ctx, rel, opts);
     await inTransaction(ctx.driver, [
       ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade, false)] : []),
       `CREATE OR REPLACE VIEW ${quoteRelation(rel)} AS ${wrapQuery(query)}`,

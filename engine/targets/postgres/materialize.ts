@@ -10,7 +10,7 @@
 import { ctasSql, dropSql } from '../dml-sql.js';
 import { dropBlocked, materializeFailed, renameFailed } from '../materialize-errors.js';
 import { quoteIdent, quoteRelation, tempRelation, wrapQuery } from '../relation.js';
-import type { FlowContext } from '../session-parts.js';
+import { relationKindOf, type FlowContext } from '../session-parts.js';
 import { isCancelled, sqlStateOf } from '../sql-driver.js';
 import { DEPENDENT_OBJECTS, inTransaction } from '../table-modes.js';
 import type { MaterializeOptions, Relation, RelationKind, Rows } from '../target.js';
@@ -27,7 +27,7 @@ const VIEW_COLUMNS_CHANGED = '42P16';
 export async function swapIntoPlace(ctx: FlowContext<PostgresDriver>, rel: Relation, tmp: Relation, cascade: boolean): Promise<void> {
   let kind: RelationKind | null = null;
   try {
-    kind = await ctx.introspect.relationKind(ctx.driver, rel);
+    kind = await ctx.introspect.relationKind(ctx.driver, rel); // fresh: the catalog read may be stale here
     await inTransaction(ctx.driver, [
       ...(kind === 'view' ? [dropSql('view', rel, cascade, false)] : []),
       dropSql('table', rel, cascade),
@@ -80,7 +80,45 @@ async function refillInPlace(ctx: FlowContext<PostgresDriver>, rel: Relation, tm
   await ctx.driver.cleanup(dropSql('table', tmp, false));
 }
 
+/**
+ * SQLSTATEs the swap's own statements raise (dependent objects, not a
+ * table, name taken, not the owner, lock not available, deadlock): after one
+ * of these the two-step path runs, which tells them apart exactly as the
+ * spec lays out (refill in place, temp dropped or left for inspection).
+ * Anything else came from the query.
+ */
+const SWAP_STATES = new Set([DEPENDENT_OBJECTS, '42809', '42P07', '42501', '55P03', '40P01']);
+
+/**
+ * Full-refresh in one round trip: `BEGIN; CREATE TABLE TMP AS (Q);
+ * [DROP VIEW T;] DROP TABLE IF EXISTS T; ALTER TABLE TMP RENAME TO "<name>";
+ * COMMIT;` as one multi-statement query — the spec's two steps, sent
+ * together (a trivial model spent two of its three round trips on the
+ * relation probe and the separate swap). Readers still see the old or the
+ * new table; any failure rolls back, so the target is unchanged and TMP never
+ * existed. A failure of the swap's statements re-runs the two-step path for
+ * the spec's exact handling of that case.
+ */
 export async function fullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
+  const tmp = tempRelation(rel, opts.runId);
+  const kind = await relationKindOf(ctx, rel, opts);
+  try {
+    const counts = await inTransaction(ctx.driver, [
+      ctasSql(tmp, query),
+      ...(kind === 'view' ? [dropSql('view', rel, opts.dropCascade, false)] : []),
+      dropSql('table', rel, opts.dropCascade),
+      `ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(rel.name)}`,
+    ]);
+    return { rows: counts[0] ?? 0 };
+  } catch (err) {
+    if (isCancelled(err)) throw err;
+    if (!SWAP_STATES.has(sqlStateOf(err) ?? '')) throw materializeFailed(opts.modelName, opts.mode ?? 'full-refresh', err);
+  }
+  return twoStepFullRefresh(ctx, rel, query, opts);
+}
+
+/** The spec's two steps, one round trip each: CTAS, then the swap transaction (swapIntoPlace). */
+async function twoStepFullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   const tmp = tempRelation(rel, opts.runId);
   let rows: number;
   try {
@@ -96,7 +134,7 @@ export async function fullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relatio
 export async function view(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   const T = quoteRelation(rel);
   const mode = opts.mode ?? 'view';
-  const kind = await ctx.introspect.relationKind(ctx.driver, rel);
+  const kind = await relationKindOf(ctx, rel, opts);
   const replace = [
     'BEGIN',
     ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade, false)] : []),

@@ -4,7 +4,8 @@
  * `pg_cancel_backend(<pid>)`; a session's cancel key is its pid. Both attach `error` listeners: an idle
  * connection dropped by the server must not crash the process.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { Client, Pool } from './pg-module.js';
 import type { PostgresConnection } from '../../connections/connection.js';
 import { redact } from '../../connections/redact.js';
 import { connectFailed } from '../materialize-errors.js';
@@ -81,7 +82,7 @@ class ControlConnection implements BackendCanceller {
 
   private connect(): Promise<pg.Client> {
     if (this.client === undefined) {
-      const client = new pg.Client(this.config);
+      const client = new Client(this.config);
       client.on('error', () => {
         this.client = undefined;
       });
@@ -119,7 +120,7 @@ class PostgresTarget implements Target {
     this.defaultSchema = conn.schema;
     this.secrets = [conn.password];
     const config = clientConfig(conn, options.connectTimeoutMs);
-    this.pool = new pg.Pool({ ...config, max: options.poolSize ?? 4 });
+    this.pool = new Pool({ ...config, max: options.poolSize ?? 4 });
     this.pool.on('error', () => {
       // An idle client lost its connection; the pool discards it and the next open() reconnects.
     });

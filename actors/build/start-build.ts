@@ -1,15 +1,15 @@
 /**
  * One `service build run|test` execution: the supervisor actor over the
  * selected nodes (ready queue, skips, fail-fast, cancel), with node tasks
- * run on sessions of this thread (PostgreSQL; seeds on the Piscina pool) or
- * through the DuckDB actor that owns the database file (one task at a time). Hosts call `startBuild` and
- * render the events; nothing here writes to stdout.
+ * run on the Piscina pool (PostgreSQL) or on the thread of the DuckDB actor
+ * that owns the database file (one task at a time). Hosts call `startBuild`
+ * and render the events; nothing here writes to stdout.
  */
-import type { ModelTask, NodeOutcome, NodeTask } from '../engine/build/node-task.js';
-import { EngineError } from '../engine/errors.js';
-import { isSingleWriter } from '../engine/targets/traits.js';
-import type { Runner, RunnerInput } from './build-runner.js';
-import { RunActor } from './runtime.js';
+import type { ModelTask, NodeOutcome, NodeTask } from '../../engine/build-plan/node-task.js';
+import { EngineError } from '../../engine/errors.js';
+import { isSingleWriter } from '../../engine/targets/traits.js';
+import type { Runner, RunnerInput } from './runner.js';
+import { RunActor } from '../run-actor.js';
 
 export interface BuildNode {
   readonly id: string;
@@ -52,8 +52,8 @@ export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omi
   const singleWriter = isSingleWriter(input.connection.type);
   // Each runner's module (and the drivers it needs) loads only for runs on its kind of target.
   const runner: Runner = singleWriter
-    ? await (await import('./single-writer-runner.js')).openSingleWriterRunner(input)
-    : await (await import('./multi-writer-runner.js')).openMultiWriterRunner(input);
+    ? await (await import('./open-single-writer-runner.js')).openSingleWriterRunner(input)
+    : await (await import('./open-pool-runner.js')).openPoolRunner(input);
   const threads = singleWriter ? 1 : input.threads;
   const failedOutcomes = new Map<string, NodeOutcome>();
   const hookAborts = new Map<string, AbortController>();

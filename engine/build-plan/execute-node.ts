@@ -8,27 +8,37 @@
  * set, so its rows survive the thread boundary (errors carry only text).
  */
 import { statSync } from 'node:fs';
-import { NodeIndex } from '../compile/node-index.js';
 import type { RenderEnv } from '../compile/render-model.js';
 import { EngineError, errorChain } from '../errors.js';
+import { importNear } from '../lazy-import.js';
 import type { Logger } from '../log.js';
-import { readSeedTable } from '../seeds/seed-table.js';
 import { dataTestExecPrefix, dataTestFailedMessage, dataTestSql } from '../targets/data-test-sql.js';
 import { seedLoadFailed } from '../targets/materialize-errors.js';
 import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
-import { runIncremental } from './incremental.js';
-import type { ModelTask, NodeOutcome, NodeTask, PlannedTest, RunSettings, SeedTask, TestResult } from './node-task.js';
+import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, WireModelTask, WireTask } from './node-task.js';
 
 export interface ExecuteContext {
   readonly session: TargetSession;
   readonly settings: RunSettings;
   readonly logger: Logger;
-  /** One engine per thread: compiled templates are cached across this thread's tasks. */
-  readonly engine: TemplateEngine;
+  /**
+   * One engine per thread: compiled templates are cached across this
+   * thread's tasks. Only incremental models render here, so a host may pass
+   * a loader and pay for the template engine on the first of them.
+   */
+  readonly engine: TemplateEngine | (() => Promise<TemplateEngine>);
 }
 
-export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+// Loaded by the first node that needs them: a worker thread running plain
+// models never loads the template engine, the watermark store or the seed
+// parsers (≈0.1 s of a worker's start-up on 2 cores).
+const near = <M>(specifier: string) => importNear<M>(import.meta.url, specifier);
+const incremental = () => near<typeof import('./incremental.js')>('./incremental.js');
+const seedTable = () => near<typeof import('../seeds/seed-table.js')>('../seeds/seed-table.js');
+const nodeIndex = () => near<typeof import('../compile/node-index.js')>('../compile/node-index.js');
+
+export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   switch (task.kind) {
     case 'model':
       return executeModel(task, ctx);
@@ -47,9 +57,9 @@ export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<
   }
 }
 
-async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const { session, settings } = ctx;
-  const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade };
+  const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade, ...(task.existing !== undefined ? { existing: task.existing } : {}) };
   for (const [i, stmt] of task.pre.entries()) {
     await session.exec(stmt).catch((err) => {
       throw EngineError.wrap(`pre-statement ${i + 1} failed for model '${task.name}'`, err, 'node');
@@ -70,7 +80,8 @@ async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeO
       rows = (await session.append(task.relation, task.sql, opts)).rows;
       break;
     case 'incremental':
-      rows = await runIncremental(task, session, renderEnv(task, ctx), settings, ctx.logger);
+      if (task.recipe === undefined) throw new EngineError('internal', `model '${task.name}': incremental task sent without its render recipe`);
+      rows = await (await incremental()).runIncremental(task as ModelTask, session, await renderEnv(task as ModelTask, ctx), settings, ctx.logger);
       break;
     default:
       throw new EngineError('node', `model '${task.name}': unknown mode '${task.mode}'`);
@@ -89,10 +100,11 @@ async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeO
   }
 }
 
-function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
+async function renderEnv(task: ModelTask, ctx: ExecuteContext): Promise<RenderEnv> {
   const r = task.recipe;
+  const { NodeIndex } = await nodeIndex();
   return {
-    engine: ctx.engine,
+    engine: typeof ctx.engine === 'function' ? await ctx.engine() : ctx.engine,
     index: new NodeIndex(r.refs),
     macros: { prefixFor: () => '' },
     vars: r.vars,
@@ -110,7 +122,7 @@ function renderEnv(task: ModelTask, ctx: ExecuteContext): RenderEnv {
 export async function runTests(
   model: string,
   tests: readonly PlannedTest[],
-  relation: ModelTask['relation'],
+  relation: WireModelTask['relation'],
   session: TargetSession,
   logger: Logger,
   results: TestResult[] = [],
@@ -149,7 +161,7 @@ async function executeSeed(task: SeedTask, ctx: ExecuteContext): Promise<NodeOut
     const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'parquet', file: task.file }, opts);
     return { rows, bytes, warnings: [] };
   }
-  const table = await readSeedTable(task.name, task.file, task.format);
+  const table = await (await seedTable()).readSeedTable(task.name, task.file, task.format);
   try {
     const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'table', table }, opts);
     return { rows, bytes, warnings: [] };

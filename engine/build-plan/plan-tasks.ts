@@ -55,7 +55,7 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
       template: m.template,
       prefix: m.templatePrefix,
       atRefs: [],
-      // Only an incremental model re-renders at run time (engine/build/incremental.ts).
+      // Only an incremental model re-renders at run time (engine/build-plan/incremental.ts).
       refs: mode === 'incremental' ? templateRefs(cp, m) : [],
       vars: m.source.vars ?? cp.env.vars,
       target: cp.env.target,

@@ -51,7 +51,7 @@ export async function runIncremental(task: ModelTask, session: TargetSession, en
   // --range never reads or writes state.
   const store = settings.state && !settings.range ? watermarkStore(settings.state) : undefined;
   const save = (value: Promise<string | null>) => saveState(task, store, settings, value, logger);
-  const kind = await session.relationKind(task.relation);
+  const kind = task.existing !== undefined ? task.existing : await session.relationKind(task.relation);
   const exists = kind === 'table' && !settings.fullRefresh;
   const render = (incr: IncrementalContext) => {
     const r = renderModel(env, task.recipe.model, { source: task.recipe.template, prefix: task.recipe.prefix, atRefs: task.recipe.atRefs }, incr);

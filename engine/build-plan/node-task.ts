@@ -11,7 +11,8 @@ import type { RenderableModel } from '../compile/render-model.js';
 import type { DataTest } from '../project/data-tests.js';
 import type { IncrementalStyle, ModelConfig } from '../project/model-config.js';
 import type { RangeSpec } from '../range-flag.js';
-import type { Relation } from '../targets/target.js';
+import type { Relation, RelationKind } from '../targets/target.js';
+import type { RunCatalog } from './run-catalog.js';
 
 export interface RenderRecipe {
   readonly model: RenderableModel;
@@ -46,6 +47,8 @@ export interface ModelTask {
   readonly post: readonly string[];
   readonly tests: readonly PlannedTest[];
   readonly recipe: RenderRecipe;
+  /** What the relation is at the start of the run, when the run read the catalog (run-catalog.ts); else looked up. */
+  readonly existing?: RelationKind | null;
 }
 
 export interface SeedTask {
@@ -66,6 +69,28 @@ export interface TestTask {
 }
 
 export type NodeTask = ModelTask | SeedTask | TestTask;
+
+/**
+ * A model as it crosses to the thread that runs it: without its render
+ * recipe unless it runs incremental (the only mode that re-renders there).
+ * The recipe carries the template, every macro file in scope and the vars,
+ * often 10× the compiled SQL, and a structured clone costs per byte.
+ */
+export type WireModelTask = Omit<ModelTask, 'recipe'> & { readonly recipe?: RenderRecipe };
+export type WireTask = WireModelTask | SeedTask | TestTask;
+
+/**
+ * The task to send to a worker: compiled SQL, relation and tests, what the
+ * relation is (from the run's catalog read), and the recipe only where it is used.
+ */
+export function wireTask(task: NodeTask, catalog?: RunCatalog): WireTask {
+  if (task.kind !== 'model') return task;
+  const existing = catalog?.kindOf(task.relation);
+  const known = existing === undefined ? task : { ...task, existing };
+  if (task.mode === 'incremental') return known;
+  const { recipe: _recipe, ...rest } = known;
+  return rest;
+}
 
 /** Invocation-wide settings every task of a run shares. */
 export interface RunSettings {
@@ -90,6 +115,8 @@ export interface NodeOutcome {
   readonly failure?: string;
   /** Every data test that ran, in order (a failing one last). */
   readonly tests?: readonly TestResult[];
+  /** The id of the worker thread that ran the node (debug output shows it). */
+  readonly thread?: number;
 }
 
 /** One data test's outcome, as `run --json` lists it under `tests`. */

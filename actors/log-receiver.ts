@@ -1,6 +1,6 @@
 /**
  * The host side of a pool task's log channel: worker tasks post their log
- * lines on a BroadcastChannel (not the worker's own stderr), because the host
+ * lines, in batches (tasks/forwarding-logger.ts), on a BroadcastChannel (not the worker's own stderr), because the host
  * may be the CLI, a pipeline step or the daemon, each capturing its own log.
  *
  * Lines travel apart from the task's result, so the result can arrive first.
@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Level, Logger } from '../engine/log.js';
-import type { LogMessage, LogRoute } from './tasks/task-log.js';
+import type { LogMessage, LogRoute } from './tasks/forwarding-logger.js';
 
 export type LineSink = (key: string, level: Level, message: string) => void;
 
@@ -48,11 +48,13 @@ export function logReceiver(sink: Logger | LineSink) {
   };
   channel.onmessage = (event: unknown) => {
     const m = (event as { data: LogMessage }).data;
-    if (m?.type !== 'line') return;
-    if (typeof sink === 'function') sink(m.key, m.level, m.message);
-    else sink.log(m.level, m.message);
-    received.set(m.key, (received.get(m.key) ?? 0) + 1);
-    if (complete(m.key)) waiting.get(m.key)?.();
+    if (m?.type !== 'lines') return;
+    for (const line of m.lines) {
+      if (typeof sink === 'function') sink(line.key, line.level, line.message);
+      else sink.log(line.level, line.message);
+      received.set(line.key, (received.get(line.key) ?? 0) + 1);
+      if (complete(line.key)) waiting.get(line.key)?.();
+    }
   };
   receivers.set(name, {
     expect(key, lines) {
@@ -81,6 +83,8 @@ export function logReceiver(sink: Logger | LineSink) {
       }
       forget(key);
     },
+    /** Drops what is known of `key` (a task that never ran). */
+    forget,
     close: () => {
       receivers.delete(name);
       channel.close();

@@ -6,15 +6,16 @@
  * cancel signal and model hooks the same way.
  */
 import { randomInt } from 'node:crypto';
-import type { PreparedBuild } from '../engine/build/prepare.js';
-import { planTasks } from '../engine/build/plan-tasks.js';
-import type { NodeTask, TestResult } from '../engine/build/node-task.js';
-import { seconds, type ResultRecord } from '../engine/build/run-output.js';
-import type { Level, Logger } from '../engine/log.js';
-import type { RangeSpec } from '../engine/range-flag.js';
-import type { SchemaRef } from '../engine/targets/index.js';
+import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
+import { planTasks } from '../../engine/build-plan/plan-tasks.js';
+import type { NodeTask, TestResult } from '../../engine/build-plan/node-task.js';
+import { seconds, type ResultRecord } from '../../engine/build-plan/run-output.js';
+import type { Level, Logger } from '../../engine/log.js';
+import type { RangeSpec } from '../../engine/range-flag.js';
+import type { SchemaRef } from '../../engine/targets/index.js';
+import type { TaskPool } from '../pool.js';
 import type { TargetAhead } from './target-ahead.js';
-import { startBuild, type BuildHandle, type BuildNode, type ModelHooks } from './build-run.js';
+import { startBuild, type BuildHandle, type BuildNode, type ModelHooks } from './start-build.js';
 
 export interface BuildExecutionOptions {
   readonly verb: 'run' | 'test';
@@ -33,6 +34,8 @@ export interface BuildExecutionOptions {
   readonly hooks?: ModelHooks;
   /** A target opened ahead of the run (borrowed, see RunnerInput.ahead). */
   readonly ahead?: TargetAhead;
+  /** The host's long-lived worker pool (see RunnerInput.pool). */
+  readonly pool?: TaskPool;
   /** Called before the first dispatch: attach listeners, keep the actor to cancel it. */
   readonly beforeStart?: (handle: Omit<BuildHandle, 'finished'>) => void;
 }
@@ -82,6 +85,7 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
       logLevel: o.logLevel,
       ...(o.hooks ? { hooks: o.hooks } : {}),
       ...(o.ahead ? { ahead: o.ahead } : {}),
+      ...(o.pool ? { pool: o.pool } : {}),
     },
     (h) => o.beforeStart?.(h),
   );
