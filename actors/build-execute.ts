@@ -53,11 +53,13 @@ export function newRunId(): string {
 export const nodeKind = (t: NodeTask): string => (t.kind === 'seed' ? 'seed' : t.kind === 'test' ? 'test' : t.mode);
 
 export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
-  const tasks = planTasks(p.compiled, p.selected, o.verb, o.fullRefresh);
+  // A dbt project's tests are nodes of their own: `test` runs only those.
+  const selected = o.verb === 'test' && p.compiled.project.format === 'dbt' ? p.selected.filter((n) => n.kind === 'test') : p.selected;
+  const tasks = planTasks(p.compiled, selected, o.verb, o.fullRefresh);
   const skipSeeds = o.verb === 'test' || o.noSeeds;
   const nodes: BuildNode[] = tasks.map((task, i) => ({
     id: task.name.toLowerCase(),
-    deps: p.selected[i]!.dependencies.map((d) => d.toLowerCase()),
+    deps: selected[i]!.dependencies.map((d) => d.toLowerCase()),
     task,
     presetSkip: task.kind === 'seed' && skipSeeds,
   }));

@@ -36,6 +36,7 @@ export const BUILD_FLAGS: readonly FlagDef[] = [
   { long: 'no-seeds', value: false, commands: ['run'], help: 'skip loading seeds' },
   { long: 'threads', value: true, commands: ['run', 'test'], help: 'parallel node executions (default 4)' },
   { long: 'fail-fast', short: 'x', value: false, commands: ['run', 'test'], help: 'stop starting nodes after the first failure' },
+  { long: 'profiles-dir', value: true, commands: ALL, help: 'dbt projects: the directory holding profiles.yml' },
   { long: 'help', short: 'h', value: false, commands: ALL, help: 'show this help' },
 ];
 
@@ -61,6 +62,7 @@ export interface BuildArgs {
   readonly noSeeds: boolean;
   readonly threads: number;
   readonly failFast: boolean;
+  readonly profilesDir?: string;
 }
 
 const usage = (msg: string) => new EngineError('usage', msg);
@@ -148,6 +150,7 @@ export function parseBuildArgs(argv: readonly string[]): BuildArgs {
     noSeeds: has('no-seeds'),
     threads,
     failFast: has('fail-fast'),
+    ...(has('profiles-dir') ? { profilesDir: one('profiles-dir')! } : {}),
   };
 }
 

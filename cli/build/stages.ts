@@ -27,6 +27,7 @@ export function toRequest(args: BuildArgs, command: BuildCommand, path = args.pa
     vars: args.vars,
     recursive: args.recursive,
     fullRefresh: args.fullRefresh,
+    ...(args.profilesDir !== undefined ? { profilesDir: args.profilesDir } : {}),
   };
 }
 

@@ -46,7 +46,21 @@ export interface ModelTask {
   readonly post: readonly string[];
   readonly tests: readonly PlannedTest[];
   readonly recipe: RenderRecipe;
+  /** Set for models of a dbt project: how its incremental runs go (engine/build/dbt-incremental.ts). */
+  readonly dbt?: DbtModelRun;
 }
+
+/** A dbt model's incremental behaviour, rendered at compile time. */
+export interface DbtModelRun {
+  /** The model rendered with is_incremental() true. */
+  readonly incrementalSql?: string;
+  readonly strategy: 'append' | 'merge' | 'delete+insert';
+  readonly onSchemaChange: 'ignore' | 'append_new_columns' | 'fail';
+  /** full_refresh: false pins the model against --full-refresh. */
+  readonly fullRefresh?: boolean;
+}
+
+export type DbtSeedLoad = NonNullable<SeedTask['dbt']>;
 
 export interface SeedTask {
   readonly kind: 'seed';
@@ -55,6 +69,13 @@ export interface SeedTask {
   readonly relation: Relation;
   readonly file: string;
   readonly format: 'csv' | 'json' | 'parquet';
+  /** dbt seeds: delimiter, folded names, declared column types (applied after the load), cascading drops. */
+  readonly dbt?: {
+    readonly delimiter?: string;
+    readonly foldColumns?: boolean;
+    readonly columnTypes: Readonly<Record<string, string>>;
+    readonly dropCascade: boolean;
+  };
 }
 
 export interface TestTask {

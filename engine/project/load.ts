@@ -58,6 +58,8 @@ export interface Project {
   readonly models: readonly ModelSource[];
   readonly seeds: readonly SeedSource[];
   readonly macros: readonly MacroSource[];
+  /** Set when the project was loaded from dbt_project.yml (engine/project/dbt/). */
+  readonly format?: 'dbt';
 }
 
 export interface LoadOptions extends SettingsFlags {
