@@ -334,7 +334,7 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   const testNames = new Set<string>();
   const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string) => {
     let name = name0;
-    for (let i = 2; testNames.has(lower(name)) || seen.has(lower(name)); i++) name = `${name0}_${i}`;
+    for (let i = 2; testNames.has(lower(name)); i++) name = `${name0}_${i}`;
     testNames.add(lower(name));
     tests.push({
       kind: 'test',
@@ -388,7 +388,6 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   for (const f of files.tests) {
     const body = readFileSync(f.abs, 'utf8');
     if (/\{%-?\s*test\s/.test(body)) continue; // generic test definitions, loaded as macros
-    claim(f.stem, f.file);
     const state: RenderState = { deps: new Set(), config: {} };
     const sql = render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false });
     const cfg = testConfig({ test: f.stem, args: { config: state.config }, file: f.file }, treeConfig(pf.tests, pf.name, [...dirsOf(f.rel), f.stem], new Set()), (msg) => logger.log('warn', `${f.file}: ${msg}`));
