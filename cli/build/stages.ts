@@ -70,7 +70,7 @@ function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string,
   }
   logger.log('info', summaryLine(ex.durationMs, payload));
   // `tests` is additive (and only there when a data test ran): the payload's own fields are unchanged.
-  if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records) : { ...payload, ...(ex.tests.length > 0 ? { tests: ex.tests } : {}) }) + '\n');
+  if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records, ex.tests) : { ...payload, ...(ex.tests.length > 0 ? { tests: ex.tests } : {}) }) + '\n');
   else if (payload.failed > 0) io.out(errorsBlock(ex.records));
   else if (payload.total === 0) io.out('No models selected.\n');
   if (payload.failed > 0) io.err(`fatal: build execution failed: ${failureSummary(ex.records)}\n`);

@@ -137,7 +137,7 @@ export async function runTests(
       result('pass', violations);
       continue;
     }
-    const message = dataTestFailedMessage(model, q.label, violations, severity);
+    const message = test.kind === 'sql' ? `test '${q.label}' failed: ${violations} failing row(s)${severity === 'warn' ? ' (severity: warn)' : ''}` : dataTestFailedMessage(model, q.label, violations, severity);
     messages.push(message);
     result(severity === 'error' ? 'fail' : 'warn', violations);
     if (severity === 'error') throw new EngineError('node', messages.join('; '));
