@@ -176,7 +176,8 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
   const unknownDefaults = Object.keys((doc as { defaults?: object }).defaults ?? {}).filter((k) => !KNOWN_DEFAULTS.has(k));
   if (unknownKeys.length + unknownDefaults.length > 0) {
     const all = [...unknownKeys, ...unknownDefaults.map((k) => `defaults.${k}`)];
-    opts.logger.log('debug', `${fileRel}: ignoring unknown key(s): ${all.join(', ')}`);
+    // Nothing a project declares is dropped in silence: a key we do not know is named on a warning.
+    opts.logger.log('warn', `${fileRel}: ignoring unknown key(s): ${all.join(', ')}`);
   }
   return {
     file,

@@ -112,10 +112,11 @@ const slug = (v: unknown) => String(v).replace(/[^A-Za-z0-9_]+/g, '_');
 /** dbt's test node names: `not_null_orders_id`, `accepted_values_orders_status__placed__shipped`. */
 export function testNodeName(decl: TestDecl, on: string): string {
   const base = decl.test.split('.').pop()!;
-  const parts = [base, on, ...(decl.column ? [decl.column] : [])].map(slug).join('_');
+  const column = decl.column ?? (typeof decl.args.column_name === 'string' ? decl.args.column_name : undefined);
+  const parts = [base, on, ...(column ? [column] : [])].map(slug).join('_');
   const extra: string[] = [];
   for (const [k, v] of Object.entries(decl.args)) {
-    if (k === 'config' || CONFIG_KEYS.has(k) || k === 'quote') continue;
+    if (k === 'config' || k === 'column_name' || CONFIG_KEYS.has(k) || k === 'quote') continue;
     if (Array.isArray(v)) extra.push(...v.map(slug));
     else if (typeof v !== 'object') extra.push(slug(v));
   }

@@ -141,7 +141,21 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
 
   // --- sources ---
   const sources = new Map(props.sources.map((s) => [`${lower(s.source)}.${lower(s.name)}`, s]));
-  const sourceRelation = (s: SourceTableProps) => new DbtRelation(targetType === 'duckdb' ? s.database : undefined, s.schema, s.identifier);
+  // schema, database and identifier may be Jinja (`{{ target.schema }}_raw`), rendered once.
+  const sourceParts = new Map<SourceTableProps, { schema: string; identifier: string; database?: string }>();
+  const jinjaField = (s: SourceTableProps, v: string) => (v.includes('{{') ? render(`src:${v}`, s.file, v, env(placeholderRef), { deps: new Set(), config: {} }, { name: s.name, isIncremental: false }) : v);
+  const partsOf = (s: SourceTableProps) => {
+    let p = sourceParts.get(s);
+    if (!p) {
+      p = { schema: jinjaField(s, s.schema), identifier: jinjaField(s, s.identifier), ...(s.database ? { database: jinjaField(s, s.database) } : {}) };
+      sourceParts.set(s, p);
+    }
+    return p;
+  };
+  const sourceRelation = (s: SourceTableProps) => {
+    const p = partsOf(s);
+    return new DbtRelation(targetType === 'duckdb' ? p.database : undefined, p.schema, p.identifier);
+  };
 
   // --- render contexts ---
   const now = new Date();
@@ -219,7 +233,7 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
       ...enabled.map((m) => [`model.${pf.name}.${m.name}`, { unique_id: `model.${pf.name}.${m.name}`, name: m.name, resource_type: 'model', config: m.config, tags: m.config.tags ?? [], schema: m.naming!.schema, alias: m.naming!.name, original_file_path: m.f.file, fqn: [pf.name, ...dirsOf(m.f.rel), m.name] }]),
       ...seeds.map((s) => [`seed.${pf.name}.${s.name}`, { unique_id: `seed.${pf.name}.${s.name}`, name: s.name, resource_type: 'seed', config: s.config, original_file_path: s.f.file }]),
     ]),
-    sources: Object.fromEntries(props.sources.map((s) => [`source.${pf.name}.${s.source}.${s.name}`, { source_name: s.source, name: s.name, schema: s.schema, identifier: s.identifier }])),
+    sources: Object.fromEntries(props.sources.map((s) => [`source.${pf.name}.${s.source}.${s.name}`, { source_name: s.source, name: s.name, schema: partsOf(s).schema, identifier: partsOf(s).identifier }])),
   };
   Object.freeze(graph);
 
@@ -271,7 +285,7 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
     const add = (k: string, seenE: Set<string>) => {
       if (k.startsWith('source:')) {
         const s = sources.get(k.slice(7))!;
-        const n = byRelation.get(lower(`${s.schema}.${s.identifier}`));
+        const n = byRelation.get(lower(`${partsOf(s).schema}.${partsOf(s).identifier}`));
         if (n && lower(n) !== self) out.add(n);
         return;
       }
@@ -349,13 +363,22 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
     if (!cfg.enabled) return;
     const state: RenderState = { deps: new Set(baseDeps), config: {} };
     const e = env(finalRef);
-    const expr = (v: unknown): unknown => (typeof v === 'string' && /^\s*(ref|source)\s*\(/.test(v) ? render(`arg:${v}`, decl.file, `{{ ${v} }}`, e, state, { name: onName, isIncremental: false }) : v);
+    // Test arguments are Jinja as in dbt: `to: ref('x')`, `values: "{{ var('list') }}"` (a whole `{{ … }}` keeps its value's type).
+    const expr = (v: unknown): unknown => {
+      if (typeof v !== 'string') return v;
+      const whole = /^\s*\{\{([\s\S]*)\}\}\s*$/.exec(v)?.[1] ?? (/^\s*(ref|source)\s*\(/.test(v) ? v : undefined);
+      if (whole === undefined) return v.includes('{{') ? render(`arg:${v}`, decl.file, v, e, state, { name: onName, isIncremental: false }) : v;
+      let value: unknown;
+      render(`argv:${whole}`, decl.file, `{{ __native(${whole}) }}`, e, state, { name: onName, isIncremental: false }, { __native: (x: unknown) => ((value = x), '') });
+      return value instanceof DbtRelation ? value.toString() : value;
+    };
+    decl = { ...decl, args: Object.fromEntries(Object.entries(decl.args).map(([k, v]) => [k, k === 'config' ? v : expr(v)])) };
     const model = testedRelation(relation.toString(), cfg.where);
     const column = decl.column ?? (typeof decl.args.column_name === 'string' ? decl.args.column_name : undefined);
     const testName = decl.test.split('.').pop()!;
     let sql: string | undefined;
     try {
-      sql = builtinTestSql(testName, model, column, decl.args, decl.test === 'relationships' ? String(expr(decl.args.to)) : undefined);
+      sql = builtinTestSql(testName, model, column, decl.args, decl.test === 'relationships' ? String(decl.args.to) : undefined);
     } catch (err) {
       throw new EngineError('compile', `${decl.file}: test '${decl.test}' on '${onName}': ${(err as Error).message}`);
     }
@@ -364,7 +387,7 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
       if (!macros.prefix.includes(`macro ${macro}(`) && !macros.prefix.includes(`macro ${macro} (`)) {
         throw new EngineError('compile', `${decl.file}: test '${decl.test}' on '${onName}': no generic test named '${decl.test}' (define it with {% test ${testName}(model, column_name) %} in a macro or test folder, or install its package)`);
       }
-      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config').map(([k, v]) => [k, expr(v)]));
+      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config'));
       sql = render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, '{{ __dbt_invoke(__test_macro, __test_args) }}', e, state, { name: onName, isIncremental: false }, {
         __test_macro: macro,
         __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args },
@@ -382,7 +405,8 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   }
   for (const src of props.sources) {
     const rel = sourceRelation(src);
-    const on: NodeName = { schema: src.schema, name: src.identifier, prodName: `${src.schema}.${src.identifier}`, fullName: `${src.schema}.${src.identifier}` };
+    const sp = partsOf(src);
+    const on: NodeName = { schema: sp.schema, name: sp.identifier, prodName: `${sp.schema}.${sp.identifier}`, fullName: `${sp.schema}.${sp.identifier}` };
     for (const decl of src.tests) genericTest(decl, `source_${src.source}_${src.name}`, rel, on, [`source:${lower(src.source)}.${lower(src.name)}`], '');
   }
   for (const f of files.tests) {

@@ -55,7 +55,8 @@ function renderProfiles(file: string, text: string, stepEnv?: Readonly<Record<st
     const v = lookupVar(name, stepEnv);
     if (v !== undefined) return v;
     if (positional.length >= 2) return positional[1];
-    throw new EngineError('target', `${file}: env_var('${name}') is not set and has no default`);
+    // Only the output in use must resolve: a marker here fails later if the chosen output holds it.
+    return `__unset_env_var_${name}__`;
   };
   return createNunjucksEngine().render(file, text, { env_var }, 'profiles.yml');
 }
@@ -79,6 +80,10 @@ export function resolveProfile(root: string, profileName: string, opts: ProfileO
   const out = outputs[targetName];
   if (!out || typeof out !== 'object') {
     throw new EngineError('target', `${file}: profile '${profileName}' has no output '${targetName}' (outputs: ${Object.keys(outputs).join(', ') || 'none'})`);
+  }
+  for (const [k, v] of Object.entries(out)) {
+    const m = /__unset_env_var_(\w+?)__/.exec(String(v));
+    if (m) throw new EngineError('target', `${file}: output '${targetName}' field '${k}': env_var('${m[1]}') is not set and has no default`);
   }
   const type = str(out.type);
   const threads = Number(out.threads ?? 1);
