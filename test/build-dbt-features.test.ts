@@ -48,6 +48,8 @@ const RELATIONS = (s: string) =>
     `${s}_raw.raw_events:BASE TABLE`,
     `${s}_raw.raw_items:BASE TABLE`,
     `${s}_raw.raw_semicolon:BASE TABLE`,
+    `${s}_snapshots.events_check:BASE TABLE`,
+    `${s}_snapshots.events_ts:BASE TABLE`,
   ].sort();
 
 async function checkFirstRun(r: Awaited<ReturnType<typeof build>>, schema: string, q: Query): Promise<void> {
@@ -73,6 +75,14 @@ async function checkSecondRun(r: Awaited<ReturnType<typeof build>>, schema: stri
   assert.deepEqual(await q(`select id, kind from ${schema}.inc_append order by id`), [{ id: '1', kind: 'a' }, { id: '2', kind: 'b' }, { id: '3', kind: 'c' }, { id: '4', kind: 'd' }]);
   assert.deepEqual(await q(`select id, kind, note from ${schema}.inc_merge order by id`), ['a', 'b', 'c2', 'd'].map((k, i) => ({ id: String(i + 1), kind: k, note: 'late' })));
   assert.deepEqual(await q(`select id, kind from ${schema}.inc_delete order by id`), [{ id: '1', kind: 'a' }, { id: '2', kind: 'b' }, { id: '3', kind: 'c2' }, { id: '4', kind: 'd' }]);
+  // Snapshots: id 3 changed (timestamp moved / kind differs): its old version is closed, a new current one added; id 4 is new.
+  const history = ['1:a:true', '2:b:true', '3:c:false', '3:c2:true', '4:d:true'];
+  for (const snap of ['events_ts', 'events_check']) {
+    const rows = await q(`select id, kind, case when dbt_valid_to is null then 'true' else 'false' end as cur, length(dbt_scd_id) as l from ${schema}_snapshots.${snap} order by id, dbt_valid_from`);
+    assert.deepEqual(rows.map((x) => `${x.id}:${x.kind}:${x.cur}`), history, snap);
+    assert.ok(rows.every((x) => x.l === '32'), 'dbt_scd_id is an md5');
+  }
+  assert.deepEqual(await q(`select count(*) as n from ${schema}_snapshots.events_ts a join ${schema}_snapshots.events_ts b on a.id = b.id and a.dbt_valid_to = b.dbt_valid_from`), [{ n: '1' }]);
 }
 
 describe('dbt features on DuckDB', () => {

@@ -13,7 +13,8 @@ import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import type { Relation, TargetSession } from '../targets/target.js';
 import type { ModelTask, RunSettings } from './node-task.js';
 
-async function columns(session: TargetSession, rel: Relation): Promise<{ name: string; type: string }[]> {
+/** A relation's columns and their types, in order (information_schema: the same on both targets). */
+export async function relationColumns(session: TargetSession, rel: Relation): Promise<{ name: string; type: string }[]> {
   const catalog = rel.database ? ` AND table_catalog = ${quoteString(rel.database)}` : '';
   const r = await session.query(
     `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ${quoteString(rel.schema)} AND table_name = ${quoteString(rel.name)}${catalog} ORDER BY ordinal_position`,
@@ -33,8 +34,8 @@ export async function runDbtIncremental(task: ModelTask, session: TargetSession,
   }
   const { tmp, rows } = await session.stage(task.relation, run.incrementalSql ?? task.sql, opts);
   try {
-    const have = await columns(session, task.relation);
-    const staged = await columns(session, tmp);
+    const have = await relationColumns(session, task.relation);
+    const staged = await relationColumns(session, tmp);
     const known = new Set(have.map((c) => c.name.toLowerCase()));
     const added = staged.filter((c) => !known.has(c.name.toLowerCase()));
     if (added.length > 0) {
@@ -48,7 +49,7 @@ export async function runDbtIncremental(task: ModelTask, session: TargetSession,
     const keys = task.config.unique_key ?? [];
     if (run.strategy === 'append' || keys.length === 0) {
       if (run.strategy !== 'append') throw new EngineError('node', `model '${name}': incremental_strategy '${run.strategy}' needs a unique_key`);
-      const cols = (await columns(session, tmp)).map((c) => quoteIdent(c.name)).join(', ');
+      const cols = (await relationColumns(session, tmp)).map((c) => quoteIdent(c.name)).join(', ');
       await session.exec(`INSERT INTO ${quoteRelation(task.relation)} (${cols}) SELECT ${cols} FROM ${quoteRelation(tmp)}`);
       await session.dropRelation(tmp, 'table', false);
       return rows;

@@ -19,6 +19,7 @@ import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
 import { conditionHolds } from '../project/dbt/dbt-tests.js';
+import { runDbtSnapshot } from './dbt-snapshot.js';
 import { runIncremental } from './incremental.js';
 import type { ModelTask, NodeOutcome, NodeTask, PlannedTest, RunSettings, SeedTask, TestResult } from './node-task.js';
 
@@ -58,7 +59,11 @@ async function executeModel(task: ModelTask, ctx: ExecuteContext): Promise<NodeO
     });
   }
   let rows = 0;
-  switch (task.mode) {
+  const mode = task.dbt?.snapshot ? 'snapshot' : task.mode;
+  switch (mode) {
+    case 'snapshot':
+      rows = await runDbtSnapshot(task, session, settings);
+      break;
     case 'full-refresh':
       rows = (await session.fullRefresh(task.relation, task.sql, opts)).rows;
       break;

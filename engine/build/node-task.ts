@@ -7,6 +7,7 @@
  * can name (empty unless the model runs incremental).
  */
 import type { IndexedNode } from '../compile/node-index.js';
+import type { DbtSnapshotSpec } from './dbt-snapshot.js';
 import type { RenderableModel } from '../compile/render-model.js';
 import type { DataTest } from '../project/data-tests.js';
 import type { IncrementalStyle, ModelConfig } from '../project/model-config.js';
@@ -58,6 +59,8 @@ export interface DbtModelRun {
   readonly onSchemaChange: 'ignore' | 'append_new_columns' | 'fail';
   /** full_refresh: false pins the model against --full-refresh. */
   readonly fullRefresh?: boolean;
+  /** Set for a snapshot: the model runs as SCD2 (engine/build/dbt-snapshot.ts). */
+  readonly snapshot?: DbtSnapshotSpec;
 }
 
 export type DbtSeedLoad = NonNullable<SeedTask['dbt']>;

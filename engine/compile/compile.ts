@@ -222,6 +222,7 @@ function checkTargetLimits(name: string, kind: 'model' | 'seed', n: { database?:
 export function resolvedMode(n: CompiledNode, fullRefresh: boolean): string {
   if (n.kind === 'seed') return 'full-refresh';
   if (n.kind === 'test') return 'test';
+  if (n.dbt?.snapshot) return 'snapshot';
   if (n.dbt?.fullRefresh === false) return n.config.mode;
   return fullRefresh ? 'full-refresh' : n.config.mode;
 }

@@ -25,6 +25,24 @@ export const MODEL_KEYS: ReadonlySet<string> = new Set([
   'incremental_strategy',
   'on_schema_change',
 ]);
+export const SNAPSHOT_KEYS: ReadonlySet<string> = new Set([
+  ...DESCRIPTIVE,
+  'target_schema',
+  'target_database',
+  'schema',
+  'alias',
+  'database',
+  'unique_key',
+  'strategy',
+  'updated_at',
+  'check_cols',
+  'invalidate_hard_deletes',
+  'hard_deletes',
+  'tags',
+  'enabled',
+  'pre_hook',
+  'post_hook',
+]);
 export const SEED_KEYS: ReadonlySet<string> = new Set([...DESCRIPTIVE, 'schema', 'alias', 'database', 'tags', 'enabled', 'full_refresh', 'column_types', 'delimiter', 'quote_columns']);
 
 export function checkConfigKeys(file: string, config: Readonly<Record<string, unknown>>, known: ReadonlySet<string>, logger: Logger): void {

@@ -17,6 +17,7 @@ import { graphNode, type CompiledModel, type CompiledNode, type CompiledProject,
 import { NodeIndex } from '../../compile/node-index.js';
 import { topoOrder } from '../../dag/order.js';
 import type { DbtModelRun } from '../../build/node-task.js';
+import type { DbtSnapshotSpec } from '../../build/dbt-snapshot.js';
 import { suggestions } from '../../suggest.js';
 import { createNunjucksEngine } from '../../template/nunjucks-engine.js';
 import { emptyConfig } from '../config.js';
@@ -31,7 +32,7 @@ import { loadDbtProjectFile } from './dbt-project-file.js';
 import { builtinTestSql, countSql, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
 import { resolveProfile } from './profiles.js';
 import { emptyProperties, readProperties, type ResourceProps, type SourceTableProps, type TestDecl } from './properties.js';
-import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS } from './dbt-config.js';
+import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
 export interface DbtBuildRequest {
   readonly path: string;
@@ -55,6 +56,8 @@ interface ModelEntry {
   readonly name: string;
   readonly body: string;
   readonly props?: ResourceProps;
+  /** A `{% snapshot %}` block rather than a model file. */
+  readonly snapshot?: boolean;
   config: Record<string, unknown>;
   naming?: NodeName;
   relation?: DbtRelation;
@@ -79,7 +82,6 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   const vars = { ...pf.vars, ...(scoped && typeof scoped === 'object' && !Array.isArray(scoped) ? (scoped as Record<string, unknown>) : {}), ...(req.vars ?? {}) };
   const files = findDbtFiles(root, pf, logger);
   if (pf.onRunStart.length + pf.onRunEnd.length > 0) logger.log('warn', 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run');
-  if (files.snapshots.length > 0) throw new EngineError('load', `${files.snapshots[0]!.file}: snapshots are not supported by service build yet; remove the snapshot or build it with dbt`);
   const props = emptyProperties();
   for (const f of files.properties) readProperties(props, f.abs, f.file, logger);
   const macros = loadMacros(root, files.macros, files.tests);
@@ -104,6 +106,18 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
     const tree = treeConfig(pf.models, pf.name, [...dirsOf(f.rel), f.stem], MODEL_KEYS);
     return { f, name: f.stem, body: readFileSync(f.abs, 'utf8'), ...(p ? { props: p } : {}), config: mergeConfig(tree, p?.config ?? {}) };
   });
+  for (const f of files.snapshots) {
+    const text = readFileSync(f.abs, 'utf8');
+    const blocks = [...text.matchAll(/\{%-?\s*snapshot\s+([A-Za-z_][A-Za-z0-9_]*)\s*-?%\}([\s\S]*?)\{%-?\s*endsnapshot\s*-?%\}/g)];
+    if (blocks.length === 0) logger.log('warn', `${f.file}: not used (no {% snapshot %} block)`);
+    for (const b of blocks) {
+      const name = b[1]!;
+      claim(name, f.file);
+      const p = props.snapshots.get(lower(name));
+      const tree = treeConfig(pf.snapshots, pf.name, [...dirsOf(f.rel), name], SNAPSHOT_KEYS);
+      models.push({ f, name, body: b[2]!, snapshot: true, ...(p ? { props: p } : {}), config: mergeConfig(tree, p?.config ?? {}) });
+    }
+  }
   for (const [k, p] of props.models) if (!models.some((m) => lower(m.name) === k)) logger.log('warn', `${p.file}: model '${p.name}' is described but no model file defines it`);
   const seedEntries = files.seeds.map((f) => {
     claim(f.stem, f.file);
@@ -130,9 +144,11 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   };
   const nameOf = (name: string, config: Record<string, unknown>, resource: string): NodeName => {
     const node = { name, resource_type: resource, config, unique_id: `${resource}.${pf.name}.${name}` };
-    const schema = schemaFor(config.schema, node);
+    // A snapshot's target_schema is used as written (dbt's legacy form); schema: goes through generate_schema_name.
+    const schema = resource === 'snapshot' && config.target_schema ? String(config.target_schema) : schemaFor(config.schema, node);
     const alias = aliasFor(config.alias, node);
-    const db = config.database === undefined || config.database === null ? undefined : String(config.database);
+    const dbc = config.target_database ?? config.database;
+    const db = dbc === undefined || dbc === null ? undefined : String(dbc);
     if (db !== undefined && targetType === 'postgres' && db !== profile.target.database) throw new EngineError('compile', `${resource} '${name}': database '${db}' differs from the profile's dbname; postgres cannot write across databases`);
     const database = targetType === 'duckdb' ? db : undefined;
     const full = `${database ? `${database}.` : ''}${schema}.${alias}`;
@@ -218,12 +234,12 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
     const state: RenderState = { deps: new Set(), config: {} };
     render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config });
     m.config = mergeConfig(m.config, state.config);
-    checkConfigKeys(m.f.file, m.config, MODEL_KEYS, logger);
-    materializedMode(m.f.file, m.config.materialized ?? 'view');
+    checkConfigKeys(m.f.file, m.config, m.snapshot ? SNAPSHOT_KEYS : MODEL_KEYS, logger);
+    if (!m.snapshot) materializedMode(m.f.file, m.config.materialized ?? 'view');
   }
   const enabled = models.filter((m) => m.config.enabled !== false);
   for (const m of enabled) {
-    m.naming = nameOf(m.name, m.config, 'model');
+    m.naming = nameOf(m.name, m.config, m.snapshot ? 'snapshot' : 'model');
     m.relation = new DbtRelation(m.naming.database, m.naming.schema, m.naming.name);
   }
   const seeds = seedEntries.filter((s) => s.config.enabled !== false);
@@ -306,10 +322,10 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   const compiledModels: CompiledModel[] = enabled
     .filter((m) => !isEphemeral(lower(m.name)))
     .map((m) => {
-      const mode = materializedMode(m.f.file, m.config.materialized ?? 'view');
+      const mode = m.snapshot ? 'full-refresh' : materializedMode(m.f.file, m.config.materialized ?? 'view');
       const config = modelConfig(m, mode);
       const source: ModelSource = { kind: 'model', name: m.name, file: m.f.file, rel: m.f.rel, abs: m.f.abs, naming: m.naming!, hasFrontMatter: false, body: m.body, config, style: 'dbt', tests: [] };
-      const run: DbtModelRun | undefined = mode === 'incremental' ? incrementalRun(m) : undefined;
+      const run: DbtModelRun | undefined = m.snapshot ? { strategy: 'append', onSchemaChange: 'ignore', snapshot: snapshotSpec(m) } : mode === 'incremental' ? incrementalRun(m) : undefined;
       return {
         kind: 'model',
         name: m.name,
@@ -397,6 +413,7 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   };
   for (const m of compiledModels) {
     const entry = byName.get(lower(m.name))!;
+    if (entry.snapshot && entry.props === undefined) continue;
     for (const decl of entry.props?.tests ?? []) genericTest(decl, m.name, entry.relation!, m.source.naming, [lower(m.name)], '');
   }
   for (const s of compiledSeeds) {
@@ -489,6 +506,27 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
       strategy: strategy as DbtModelRun['strategy'],
       onSchemaChange: osc as DbtModelRun['onSchemaChange'],
       ...(c.full_refresh === false ? { fullRefresh: false } : {}),
+    };
+  }
+
+  function snapshotSpec(m: ModelEntry): DbtSnapshotSpec {
+    const c = m.config;
+    const fail = (msg: string) => new EngineError('compile', `${m.f.file}: snapshot '${m.name}': ${msg}`);
+    const key = c.unique_key;
+    if (key === undefined || key === null || key === '') throw fail('unique_key is required');
+    const strategy = String(c.strategy ?? '');
+    if (strategy !== 'timestamp' && strategy !== 'check') throw fail(`strategy must be timestamp or check, got '${strategy}'`);
+    if (strategy === 'timestamp' && typeof c.updated_at !== 'string') throw fail("the timestamp strategy needs updated_at");
+    const cc = c.check_cols;
+    if (strategy === 'check' && cc !== 'all' && !Array.isArray(cc)) throw fail("the check strategy needs check_cols: 'all' or a list of columns");
+    const hard = c.hard_deletes ?? (c.invalidate_hard_deletes === true ? 'invalidate' : 'ignore');
+    if (hard !== 'ignore' && hard !== 'invalidate') throw fail(`hard_deletes '${String(hard)}' is not supported; use ignore or invalidate`);
+    return {
+      strategy,
+      uniqueKey: Array.isArray(key) ? key.map(String) : [String(key)],
+      ...(typeof c.updated_at === 'string' ? { updatedAt: c.updated_at } : {}),
+      checkCols: cc === 'all' || cc === undefined ? 'all' : (cc as unknown[]).map(String),
+      invalidateHardDeletes: hard === 'invalidate',
     };
   }
 
