@@ -37,6 +37,7 @@ export const BUILD_FLAGS: readonly FlagDef[] = [
   { long: 'threads', value: true, commands: ['run', 'test'], help: 'parallel node executions (default 4)' },
   { long: 'fail-fast', short: 'x', value: false, commands: ['run', 'test'], help: 'stop starting nodes after the first failure' },
   { long: 'profiles-dir', value: true, commands: ALL, help: 'dbt projects: the directory holding profiles.yml' },
+  { long: 'freshness', value: false, commands: ['test'], help: "dbt projects: check the sources' freshness instead of the data tests" },
   { long: 'help', short: 'h', value: false, commands: ALL, help: 'show this help' },
 ];
 
@@ -63,6 +64,7 @@ export interface BuildArgs {
   readonly threads: number;
   readonly failFast: boolean;
   readonly profilesDir?: string;
+  readonly freshness?: boolean;
 }
 
 const usage = (msg: string) => new EngineError('usage', msg);
@@ -151,6 +153,7 @@ export function parseBuildArgs(argv: readonly string[]): BuildArgs {
     threads,
     failFast: has('fail-fast'),
     ...(has('profiles-dir') ? { profilesDir: one('profiles-dir')! } : {}),
+    ...(has('freshness') ? { freshness: true } : {}),
   };
 }
 

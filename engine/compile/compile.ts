@@ -68,6 +68,8 @@ export interface CompiledTest {
   readonly source: TestSource;
   readonly dependencies: readonly string[];
   readonly test: DataTest;
+  /** A source freshness check (`build test --freshness`), not a data test. */
+  readonly freshness?: boolean;
 }
 
 export type CompiledNode = CompiledModel | CompiledSeed | CompiledTest;

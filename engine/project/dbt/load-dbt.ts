@@ -30,6 +30,7 @@ import { findDbtFiles, type DbtFile } from './dbt-files.js';
 import { loadMacros } from './dbt-macros.js';
 import { loadDbtProjectFile } from './dbt-project-file.js';
 import { builtinTestSql, countSql, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
+import { freshnessSql } from './freshness.js';
 import { resolveProfile } from './profiles.js';
 import { emptyProperties, readProperties, type ResourceProps, type SourceTableProps, type TestDecl } from './properties.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
@@ -89,7 +90,8 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
 
   for (const s of props.sources) {
     if (s.freshness && (s.freshness.warn_after || s.freshness.error_after)) {
-      logger.log('warn', `${s.file}: source '${s.source}.${s.name}': freshness (warn_after/error_after) is not checked by service build`);
+      if (!s.loadedAtField) throw new EngineError('load', `${s.file}: source '${s.source}.${s.name}': freshness needs loaded_at_field`);
+      logger.log('debug', `${s.file}: source '${s.source}.${s.name}': freshness is checked by \`service build test --freshness\``);
     }
   }
 
@@ -425,6 +427,22 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
     const sp = partsOf(src);
     const on: NodeName = { schema: sp.schema, name: sp.identifier, prodName: `${sp.schema}.${sp.identifier}`, fullName: `${sp.schema}.${sp.identifier}` };
     for (const decl of src.tests) genericTest(decl, `source_${src.source}_${src.name}`, rel, on, [`source:${lower(src.source)}.${lower(src.name)}`], '');
+  }
+  // Source freshness: one check per source table with warn_after/error_after (`build test --freshness`).
+  for (const src of props.sources) {
+    const q = freshnessSql(src, sourceRelation(src).toString(), now);
+    if (q === undefined) continue;
+    const sp = partsOf(src);
+    const name = `source_freshness_${src.source}_${src.name}`;
+    testNames.add(lower(name));
+    tests.push({
+      kind: 'test',
+      name,
+      source: { kind: 'test', name, file: src.file, rel: src.file, naming: { schema: sp.schema, name: sp.identifier, prodName: `${sp.schema}.${sp.identifier}`, fullName: `${sp.schema}.${sp.identifier}` }, tags: [] },
+      dependencies: nodeDeps([`source:${lower(src.source)}.${lower(src.name)}`], ''),
+      test: { kind: 'sql', sql: q, label: name, severity: 'error', warnIf: '>=1', errorIf: '>=2' },
+      freshness: true,
+    });
   }
   for (const f of files.tests) {
     const body = readFileSync(f.abs, 'utf8');
