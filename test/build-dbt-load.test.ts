@@ -8,6 +8,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, duckProject, logLines, project, tempDir, withEnv, writeFiles } from './helpers/build-cli.js';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { closeDuckdbInstance } from '../engine/targets/duckdb/instance-cache.js';
+import { createTempDatabase, requirePg } from './helpers/pg.js';
 import { duckWarehouse } from './helpers/warehouse.js';
 
 const profile = (schema = 'main', extra = '') => `p:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n      path: wh.duckdb\n      schema: ${schema}\n${extra}`;
@@ -91,6 +97,51 @@ describe('source freshness (build test --freshness)', () => {
     const r = await build('test', duckProject({ 'a.sql': 'select 1' }), '--freshness');
     assert.equal(r.code, 2, r.err);
     assert.match(r.err, /--freshness checks the sources of a dbt project/);
+  });
+});
+
+const QUERY_MODEL = `{% set r = run_query("select 41 + 1 as v, 'x' as w") %}
+{% call statement('s', fetch_result=True) %}select 7 as n{% endcall %}
+{% set rel = adapter.get_relation(database=none, schema=target.schema, identifier='raw_x') %}
+{% set cols = adapter.get_columns_in_relation(rel) if rel else [] %}
+select {{ r.columns[0].values()[0] }} as v, '{{ r.rows[0]['w'] }}' as w, {{ load_result('s')['data'][0][0] }} as n, {{ 1 if rel else 0 }} as seed_exists, {{ cols | length }} as ncols
+`;
+
+describe('the database at compile time: run_query, statement / load_result, adapter.get_relation / get_columns_in_relation', () => {
+  const expectRuns = async (dir: string, args: string[], read: () => Promise<Record<string, string | null>[]>) => {
+    // The first compile runs before the seed exists; the second sees it.
+    for (const seen of ['0', '1']) {
+      const r = await build('run', dir, ...args);
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(await read(), [{ v: '42', w: 'x', n: '7', seed_exists: seen, ncols: seen }]);
+    }
+  };
+  test('on DuckDB (bin/service.js: the compile-time query process closes the file before the run opens it)', async () => {
+    const dir = project({ 'dbt_project.yml': 'name: p\nprofile: p\n', 'profiles.yml': profile(), 'seeds/raw_x.csv': 'id\n1\n', 'models/q.sql': QUERY_MODEL });
+    const bin = join(import.meta.dirname, '..', 'bin', 'service.js');
+    assert.ok(existsSync(join(import.meta.dirname, '..', 'dist', 'cli', 'main.js')), 'dist/ is missing: run `npm run build`');
+    // Each run in its own process, as from a shell: a DuckDB file has one lock holder at a time.
+    for (const seen of ['0', '1']) {
+      const r = spawnSync(process.execPath, [bin, 'build', 'run', dir], { encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      const duck = duckWarehouse();
+      assert.deepEqual(await duck.query(dir, 'select * from main.q'), [{ v: '42', w: 'x', n: '7', seed_exists: seen, ncols: seen }]);
+      await closeDuckdbInstance(join(dir, 'wh.duckdb'));
+    }
+  });
+  test('on PostgreSQL', async (t) => {
+    if (!(await requirePg(t))) return;
+    const db = await createTempDatabase('dbt_query');
+    const client = new pg.Client({ connectionString: db.url, types: { getTypeParser: () => (v: string) => v } as unknown as pg.CustomTypesConfig });
+    try {
+      await client.connect();
+      const pgProfile = `p:\n  target: pg\n  outputs:\n    pg:\n      type: postgres\n      host: 127.0.0.1\n      user: postgres\n      dbname: ${db.name}\n      schema: s1\n`;
+      const dir = project({ 'dbt_project.yml': 'name: p\nprofile: p\n', 'profiles.yml': pgProfile, 'seeds/raw_x.csv': 'id\n1\n', 'models/q.sql': QUERY_MODEL });
+      await expectRuns(dir, ['--threads', '2'], async () => (await client.query('select * from s1.q')).rows);
+    } finally {
+      await client.end().catch(() => {});
+      await db.drop();
+    }
   });
 });
 

@@ -38,7 +38,6 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
   test('a file nothing reads in a model folder warns', () => warns(dbt({ 'models/notes.txt': 'hello\n' }), 'models/notes.txt: not used (model folders hold .sql models, .yml properties and .md docs)'));
   test('a package in packages.yml that is not installed is an error', () =>
     fails(dbt({ 'packages.yml': 'packages:\n  - package: dbt-labs/dbt_utils\n    version: 1.1.1\n' }), /package 'dbt-labs\/dbt_utils' is listed in packages\.yml but not installed under dbt_packages\//));
-  test('run_query at compile time is an error', () => fails(dbt({ 'models/q.sql': "{% set r = run_query('select 1') %}\nselect 1 as x\n" }), /models\/q\.sql: run_query\(\) needs the database at compile time/));
   test('on-run-start hooks warn', () => warns(dbt({}, "on-run-start: ['select 1']\n"), 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run'));
   test('an unknown dbt_project.yml key warns', () => warns(dbt({}, 'dispatch:\n  - macro_namespace: x\n'), "dbt_project.yml: key 'dispatch' is not supported and has no effect"));
   test('store_failures on a test warns', () =>

@@ -12,6 +12,7 @@ import type { Logger } from '../../log.js';
 import { callArgs } from '../../template/call-args.js';
 import { macroReturn } from '../../template/jinja-runtime.js';
 import { pyModules, runStartedAt } from './py-modules.js';
+import type { QueryTable } from './sync-query.js';
 
 /** A relation as templates see it: prints as its quoted name, exposes its parts. */
 export class DbtRelation {
@@ -51,7 +52,36 @@ export interface DbtEnv {
   readonly projectName: string;
   readonly fullRefresh: boolean;
   readonly invocationId: string;
+  /** Runs SQL on the target now (compile time). */
+  readonly query: (sql: string) => QueryTable;
 }
+
+/**
+ * What run_query / load_result hand back, shaped like dbt's agate table:
+ * iterable rows (each indexable by position and by column name),
+ * `.rows`, `.columns[i].values()`, `.column_names`.
+ */
+export function agateTable(t: QueryTable): unknown[] {
+  const rows = t.rows.map((r) => Object.assign([...r], Object.fromEntries(t.columns.map((c, i) => [c, r[i]]))));
+  return Object.assign([...rows], {
+    rows,
+    column_names: [...t.columns],
+    columns: t.columns.map((name, i) => new AgateColumn(name, rows.map((r) => r[i]))),
+  });
+}
+
+/** A class, not a mapping: `.values()` must be the column's values, not a dict's. */
+class AgateColumn {
+  constructor(
+    readonly name: string,
+    private readonly data: readonly unknown[],
+  ) {}
+  values(): unknown[] {
+    return [...this.data];
+  }
+}
+
+const sqlString = (v: unknown) => `'${String(v).replaceAll("'", "''")}'`;
 
 /** One render's mutable results: dependencies found, config() calls, the nunjucks context (for macro lookups). */
 export interface RenderState {
@@ -104,13 +134,23 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
       throw fail(file, `adapter.dispatch('${name}'${ns ? `, '${ns}'` : ''}): no macro ${names.join(' or ')} found`);
     },
     quote: (s: unknown) => `"${String(s).replaceAll('"', '""')}"`,
-    get_relation: () => {
-      throw fail(file, 'adapter.get_relation() needs the database at compile time, which service build does not open; use ref() or source()');
+    get_relation: (...args: unknown[]) => {
+      const { positional, kwargs } = callArgs(args);
+      const [database, schema, identifier] = [kwargs.database ?? positional[0], kwargs.schema ?? positional[1], kwargs.identifier ?? positional[2]];
+      const t = env.query(`select table_name from information_schema.tables where table_schema = ${sqlString(schema)} and table_name = ${sqlString(identifier)}`);
+      return t.rows.length === 0 ? null : new DbtRelation(adapterType === 'duckdb' && database ? String(database) : undefined, String(schema), String(identifier));
     },
-    get_columns_in_relation: () => {
-      throw fail(file, 'adapter.get_columns_in_relation() needs the database at compile time, which service build does not open');
+    get_columns_in_relation: (relation: unknown) => {
+      const r = relation as DbtRelation;
+      const t = env.query(`select column_name, data_type from information_schema.columns where table_schema = ${sqlString(r.schema)} and table_name = ${sqlString(r.identifier)} order by ordinal_position`);
+      return t.rows.map((row) => ({ name: row[0], column: row[0], data_type: row[1], dtype: row[1], quoted: `"${String(row[0])}"` }));
+    },
+    execute: (sql: unknown) => {
+      const t = env.query(String(sql));
+      return [{ code: 'OK', rows_affected: t.rows.length }, agateTable(t)];
     },
   };
+  const results = new Map<string, unknown>();
   const ctx: Record<string, unknown> = {
     ...env.vars,
     __dbt_capture: function (this: { lookup(name: string): unknown }) {
@@ -154,12 +194,18 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     },
     target: env.target,
     adapter,
-    run_query: () => {
-      throw fail(file, 'run_query() needs the database at compile time, which service build does not open');
+    run_query: (sql: unknown) => agateTable(env.query(String(sql))),
+    // {% call statement('name', fetch_result=True) %} sql {% endcall %}, then load_result('name').
+    statement: (...args: unknown[]) => {
+      const { positional, kwargs } = callArgs(args);
+      const name = String(positional[0] ?? kwargs.name ?? 'main');
+      const caller = kwargs.caller as (() => unknown) | undefined;
+      const sql = caller ? String(caller()).trim() : '';
+      const t = env.query(sql);
+      results.set(name, { table: agateTable(t), data: t.rows, response: { code: 'OK', rows_affected: t.rows.length } });
+      return '';
     },
-    statement: () => {
-      throw fail(file, '{% call statement %} needs the database at compile time, which service build does not open');
-    },
+    load_result: (name: unknown) => results.get(String(name)) ?? null,
     log: (...args: unknown[]) => {
       const { positional, kwargs } = callArgs(args);
       env.logger.log(positional[1] === true || kwargs.info === true ? 'info' : 'debug', String(positional[0] ?? ''));

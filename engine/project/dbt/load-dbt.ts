@@ -32,6 +32,7 @@ import { loadDbtProjectFile } from './dbt-project-file.js';
 import { builtinTestSql, countSql, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
 import { freshnessSql } from './freshness.js';
 import { resolveProfile } from './profiles.js';
+import { SyncQuery } from './sync-query.js';
 import { emptyProperties, readProperties, type ResourceProps, type SourceTableProps, type TestDecl } from './properties.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
@@ -73,6 +74,15 @@ const dirsOf = (rel: string) => (rel.includes('/') ? rel.split('/').slice(0, -1)
 const lower = (s: string) => s.toLowerCase();
 
 export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild {
+  const closers: (() => void)[] = [];
+  try {
+    return compileDbt(req, logger, closers);
+  } finally {
+    for (const close of closers) close();
+  }
+}
+
+function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[]): DbtBuild {
   const root = req.root;
   const pf = loadDbtProjectFile(root, logger);
   const profile = resolveProfile(root, pf.profile, { profilesDir: req.profilesDir, target: req.target, stepEnv: req.stepEnv });
@@ -179,6 +189,8 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
   const now = new Date();
   const invocationId = randomUUID();
   let graph: Record<string, unknown> = { nodes: {}, sources: {} };
+  let queries: SyncQuery | undefined;
+  closers.push(() => queries?.close());
   const namespaceObjects = (state: RenderState) =>
     Object.fromEntries(
       [...macros.namespaces].map(([ns, names]) => [
@@ -224,6 +236,11 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
       projectName: pf.name,
       fullRefresh: req.fullRefresh === true,
       invocationId,
+      query: (sql) => {
+        queries ??= new SyncQuery(profile.connection);
+        logger.log('debug', `compile-time query: ${sql}`);
+        return queries.query(sql);
+      },
     };
   }
   const render = (cacheKey: string, file: string, body: string, e: DbtEnv, state: RenderState, subject: { name: string; this?: DbtRelation; isIncremental: boolean; modelConfig?: Record<string, unknown> }, extra: Record<string, unknown> = {}): string => {
