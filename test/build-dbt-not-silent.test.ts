@@ -57,6 +57,8 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
     fails(dbt({ 'models/src.yml': 'version: 2\nsources:\n  - name: s\n    freshness:\n      warn_after: {count: 1, period: hour}\n    tables:\n      - name: t\n' }), /models\/src\.yml: source 's\.t': freshness needs loaded_at_field/));
   test('a model described in a properties file without a model file warns', () =>
     warns(dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: ghost\n' }), "models/schema.yml: model 'ghost' is described but no model file defines it"));
+  test("an installed package's models warn (only its macros and tests are loaded)", () =>
+    warns(dbt({ 'dbt_packages/pkg/dbt_project.yml': 'name: pkg\n', 'dbt_packages/pkg/models/pm.sql': 'select 1 as x\n' }), "dbt_packages/pkg: the package's 1 model(s) are not built (only its macros and generic tests are loaded)"));
   test('a snapshot file without a snapshot block warns', () => warns(dbt({ 'snapshots/s.sql': 'select 1\n' }), 'snapshots/s.sql: not used (no {% snapshot %} block)'));
 });
 

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { EngineError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { silentLogger } from './silent-logger.js';
 import type { DbtFile } from './dbt-files.js';
 import { findDbtFiles } from './dbt-files.js';
@@ -43,7 +44,7 @@ export interface MacroSet {
   readonly namespaces: ReadonlyMap<string, readonly string[]>;
 }
 
-export function loadMacros(root: string, macros: readonly DbtFile[], testFiles: readonly DbtFile[]): MacroSet {
+export function loadMacros(root: string, macros: readonly DbtFile[], testFiles: readonly DbtFile[], logger: Logger): MacroSet {
   const pkgDir = join(root, 'dbt_packages');
   const installed = existsSync(pkgDir) ? readdirSync(pkgDir).filter((n) => !n.startsWith('.')) : [];
   for (const declared of packageNames(root)) {
@@ -58,7 +59,9 @@ export function loadMacros(root: string, macros: readonly DbtFile[], testFiles: 
     const dir = join(pkgDir, pkg);
     if (!existsSync(join(dir, 'dbt_project.yml'))) continue;
     const pf = loadDbtProjectFile(dir, silentLogger);
-    const files = findDbtFiles(dir, { ...pf, modelPaths: [], seedPaths: [], testPaths: [], snapshotPaths: [] }, silentLogger);
+    const files = findDbtFiles(dir, { ...pf, seedPaths: [], testPaths: [], snapshotPaths: [] }, silentLogger);
+    // Only a package's macros and tests are used; its own models would be silently missing otherwise.
+    if (files.models.length > 0) logger.log('warn', `dbt_packages/${pkg}: the package's ${files.models.length} model(s) are not built (only its macros and generic tests are loaded)`);
     const names: string[] = [];
     for (const f of files.macros) {
       const text = macroText(`dbt_packages/${pkg}/${f.file}`, readFileSync(f.abs, 'utf8'));

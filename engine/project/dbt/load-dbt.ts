@@ -95,7 +95,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   if (pf.onRunStart.length + pf.onRunEnd.length > 0) logger.log('warn', 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run');
   const props = emptyProperties();
   for (const f of files.properties) readProperties(props, f.abs, f.file, logger);
-  const macros = loadMacros(root, files.macros, files.tests);
+  const macros = loadMacros(root, files.macros, files.tests, logger);
   const engine = createNunjucksEngine();
 
   for (const s of props.sources) {
@@ -283,9 +283,10 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   for (const m of enabled) {
     const state: RenderState = { deps: new Set(), config: {} };
     const subject = { name: m.name, this: m.relation, isIncremental: false, modelConfig: m.config };
-    m.sql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), state, subject);
+    // A trailing `;` (harmless to dbt) would break the statement the model is wrapped in.
+    m.sql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), state, subject).replace(/;\s*$/, '');
     if (m.config.materialized === 'incremental') {
-      m.incrementalSql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), { deps: new Set(), config: {} }, { ...subject, isIncremental: true });
+      m.incrementalSql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), { deps: new Set(), config: {} }, { ...subject, isIncremental: true }).replace(/;\s*$/, '');
     }
     m.deps = state.deps;
     m.pre = hookSql(m, 'pre_hook', state);
