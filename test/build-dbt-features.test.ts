@@ -32,7 +32,7 @@ type Query = (sql: string) => Promise<Record<string, string | null>[]>;
 
 interface Payload {
   results: { name: string; type: string; mode: string; status: string }[];
-  tests: { node: string; status: string; violations: number | null }[];
+  tests: { node: string; test: string; status: string; violations: number | null }[];
 }
 
 const RELATIONS = (s: string) =>
@@ -58,8 +58,8 @@ async function checkFirstRun(r: Awaited<ReturnType<typeof build>>, schema: strin
   // 9 tests: 2 source, 3 on stg_items/done_items columns, 1 model-level, 1 accepted_values from a var, 1 not_null with where, 1 singular
   assert.equal(p.results.filter((x) => x.type === 'test').length, 9);
   assert.deepEqual(
-    p.tests.filter((t) => t.status !== 'pass').map((t) => `${t.node}:${t.status}:${t.violations}`),
-    ['is_positive_stg_items_amount:warn:1', 'is_positive_done_items_amount:warn:1'],
+    p.tests.filter((t) => t.status !== 'pass').map((t) => `${t.test} on ${t.node}:${t.status}:${t.violations}`),
+    [`is_positive_stg_items_amount on ${schema}.stg_items:warn:1`, `is_positive_done_items_amount on ${schema}_marts.done_items:warn:1`],
   );
   assert.ok(!p.results.some((x) => x.name.includes('disabled_model') || x.name.includes('int_done')), 'ephemeral and disabled models are no nodes');
   const rels = await q(`select table_schema || '.' || table_name || ':' || table_type as t from information_schema.tables where table_schema like '${schema}%' order by 1`);

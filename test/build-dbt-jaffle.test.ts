@@ -7,7 +7,7 @@
  * fails the command; `build test --json` lists each test with its count.
  */
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build, tempDir, withEnv, writeFiles } from './helpers/build-cli.js';
@@ -73,7 +73,7 @@ describe('dbt jaffle shop on DuckDB (profile default target, no flags)', () => {
     const env = { JAFFLE_DUCKDB: join(dir, 'wh.duckdb') };
     const r = await withEnv(env, () => build('run', dir));
     assert.equal(r.code, 1, r.err);
-    assert.match(r.err, /test no_big_orders on no_big_orders \.+ FAIL \(5 violating rows\)/);
+    assert.match(r.err, /test no_big_orders on tests\/no_big_orders\.sql \.+ FAIL \(5 violating rows\)/);
     assert.match(r.err, /Tests: 17 passed, 0 warned, 1 failed/);
     const t = await withEnv(env, () => build('test', dir, '--json'));
     assert.equal(t.code, 1, t.err);
@@ -82,6 +82,21 @@ describe('dbt jaffle shop on DuckDB (profile default target, no flags)', () => {
     assert.ok(entries.every((e) => e.type === 'test' && typeof e.failures === 'number'), t.out);
     assert.deepEqual(entries.find((e) => e.name === 'no_big_orders'), { ...entries.find((e) => e.name === 'no_big_orders'), status: 'fail', failures: 5 });
     assert.equal(entries.filter((e) => e.status === 'ok').length, TESTS);
+  });
+
+  test('as dbt build: a failing test of a model skips the models that read it', async () => {
+    const dir = jaffle();
+    const schema = join(dir, 'models', 'staging', 'schema.yml');
+    writeFileSync(schema, readFileSync(schema, 'utf8').replace('        tests: [unique, not_null]\n  - name: stg_orders', '        tests: [unique, not_null]\n      - name: first_name\n        tests:\n          - accepted_values:\n              values: [nobody]\n  - name: stg_orders'));
+    const r = await withEnv({ JAFFLE_DUCKDB: join(dir, 'wh.duckdb') }, () => build('run', dir, '--json'));
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /test accepted_values_stg_customers_first_name__nobody on main\.stg_customers \.+ FAIL \(5 violating rows\)/);
+    const p = JSON.parse(r.out) as Payload;
+    const status = (n: string) => p.results.find((x) => x.name === n)?.status;
+    assert.equal(status('accepted_values_stg_customers_first_name__nobody'), 'error');
+    assert.equal(status('main.customers'), 'skipped');
+    assert.equal(status('main.orders'), 'success');
+    assert.equal(status('relationships_orders_customer_id__customer_id__ref_customers_'), 'skipped');
   });
 
   test('run on a dbt directory no longer prints help: a missing profile fails naming where it looked', async () => {

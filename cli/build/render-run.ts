@@ -17,7 +17,8 @@ const TEST_STATUS: Record<RunStatus, string> = { success: 'ok', error: 'fail', s
  */
 export function testEntries(results: readonly ResultRecord[], tests: readonly TestResult[] = []) {
   return results.map((r) => {
-    const mine = tests.filter((t) => t.node === r.name);
+    // A dbt test node's results name what it tests; their label is the node's name.
+    const mine = tests.filter((t) => t.node === r.name || t.test === r.name);
     const failures = mine.length === 0 ? undefined : mine.some((t) => t.violations === null) ? null : mine.reduce((a, t) => a + t.violations!, 0);
     return { name: r.name, type: r.type === 'seed' ? 'seed' : 'test', status: TEST_STATUS[r.status], error: r.error, duration: r.duration, ...(failures !== undefined ? { failures } : {}) };
   });

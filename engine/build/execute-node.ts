@@ -40,7 +40,7 @@ export async function executeNode(task: NodeTask, ctx: ExecuteContext): Promise<
     case 'test': {
       const tests: TestResult[] = [];
       try {
-        return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger, tests, task.table), tests };
+        return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger, tests, task.on ?? task.table), tests };
       } catch (err) {
         if (err instanceof EngineError && err.code === 'cancelled') throw err;
         // The node fails with the same text; the outcome keeps which tests ran.

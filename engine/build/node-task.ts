@@ -87,6 +87,8 @@ export interface TestTask {
   readonly table: string;
   readonly relation: Relation;
   readonly tests: readonly PlannedTest[];
+  /** A test node (dbt projects): what it tests, as its result lines name it (the record keeps the test's name). */
+  readonly on?: string;
 }
 
 export type NodeTask = ModelTask | SeedTask | TestTask;

@@ -115,13 +115,14 @@ export function testNodeName(decl: TestDecl, on: string): string {
   const column = decl.column ?? (typeof decl.args.column_name === 'string' ? decl.args.column_name : undefined);
   const parts = [base, on, ...(column ? [column] : [])].map(slug).join('_');
   const extra: string[] = [];
-  for (const [k, v] of Object.entries(decl.args)) {
+  // Arguments by name, as dbt names its test nodes (`relationships_orders_customer_id__customer_id__ref_customers_`).
+  for (const [k, v] of Object.entries(decl.args).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (k === 'config' || k === 'column_name' || CONFIG_KEYS.has(k) || k === 'quote') continue;
     if (Array.isArray(v)) extra.push(...v.map(slug));
     else if (typeof v !== 'object') extra.push(slug(v));
   }
   const name = extra.length > 0 ? `${parts}__${extra.join('__')}` : parts;
-  return name.replace(/_+$/, '').slice(0, 120);
+  return name.slice(0, 120);
 }
 
 /** The count query the runner executes: the `fail_calc` over the failing rows. */

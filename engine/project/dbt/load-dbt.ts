@@ -365,10 +365,13 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   // --- tests ---
   const tests: CompiledTest[] = [];
   const testNames = new Set<string>();
-  const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string) => {
+  /** Test name → the node it tests (models and seeds): what dbt build waits on before that node's children. */
+  const attached = new Map<string, string>();
+  const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string, attachedTo?: string) => {
     let name = name0;
     for (let i = 2; testNames.has(lower(name)); i++) name = `${name0}_${i}`;
     testNames.add(lower(name));
+    if (attachedTo !== undefined) attached.set(name, attachedTo);
     tests.push({
       kind: 'test',
       name,
@@ -377,7 +380,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       test: { kind: 'sql', sql: countSql(sql, cfg.failCalc), label, severity: cfg.severity, warnIf: cfg.warnIf, errorIf: cfg.errorIf },
     });
   };
-  const genericTest = (decl: TestDecl, onName: string, relation: DbtRelation, on: NodeName, baseDeps: Iterable<string>, self: string) => {
+  const genericTest = (decl: TestDecl, onName: string, relation: DbtRelation, on: NodeName, baseDeps: Iterable<string>, self: string, attachedTo?: string) => {
     const cfg = testConfig(decl, treeConfig(pf.tests, pf.name, [], new Set()), (msg) => logger.log('warn', `${decl.file}: test '${decl.test}' on '${onName}': ${msg}`));
     if (!cfg.enabled) return;
     const state: RenderState = { deps: new Set(baseDeps), config: {} };
@@ -391,6 +394,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       render(`argv:${whole}`, decl.file, `{{ __native(${whole}) }}`, e, state, { name: onName, isIncremental: false }, { __native: (x: unknown) => ((value = x), '') });
       return value instanceof DbtRelation ? value.toString() : value;
     };
+    const nodeName = testNodeName(decl, onName); // named from the arguments as written, as dbt does
     decl = { ...decl, args: Object.fromEntries(Object.entries(decl.args).map(([k, v]) => [k, k === 'config' ? v : expr(v)])) };
     const model = testedRelation(relation.toString(), cfg.where);
     const column = decl.column ?? (typeof decl.args.column_name === 'string' ? decl.args.column_name : undefined);
@@ -412,16 +416,16 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
         __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args },
       });
     }
-    addTest(testNodeName(decl, onName), decl.file, sql, cfg, nodeDeps(state.deps, self), on, testNodeName(decl, onName));
+    addTest(nodeName, decl.file, sql, cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
   };
   for (const m of compiledModels) {
     const entry = byName.get(lower(m.name))!;
     if (entry.snapshot && entry.props === undefined) continue;
-    for (const decl of entry.props?.tests ?? []) genericTest(decl, m.name, entry.relation!, m.source.naming, [lower(m.name)], '');
+    for (const decl of entry.props?.tests ?? []) genericTest(decl, m.name, entry.relation!, m.source.naming, [lower(m.name)], '', lower(m.name));
   }
   for (const s of compiledSeeds) {
     const entry = seeds.find((x) => x.name === s.name)!;
-    for (const decl of entry.props?.tests ?? []) genericTest(decl, s.name, new DbtRelation(s.source.naming.database, s.source.naming.schema, s.source.naming.name), s.source.naming, [lower(s.name)], '');
+    for (const decl of entry.props?.tests ?? []) genericTest(decl, s.name, new DbtRelation(s.source.naming.database, s.source.naming.schema, s.source.naming.name), s.source.naming, [lower(s.name)], '', lower(s.name));
   }
   for (const src of props.sources) {
     const rel = sourceRelation(src);
@@ -452,12 +456,24 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const sql = render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false });
     const cfg = testConfig({ test: f.stem, args: { config: state.config }, file: f.file }, treeConfig(pf.tests, pf.name, [...dirsOf(f.rel), f.stem], new Set()), (msg) => logger.log('warn', `${f.file}: ${msg}`));
     if (!cfg.enabled) continue;
-    const on: NodeName = { schema: targetSchema, name: f.stem, prodName: f.stem, fullName: f.stem };
+    // A singular test reads whatever it refs: its lines name its file.
+    const on: NodeName = { schema: targetSchema, name: f.stem, prodName: f.file, fullName: f.file };
     addTest(f.stem, f.file, sql.replace(/;\s*$/, ''), cfg, nodeDeps(state.deps, ''), on, f.stem);
   }
 
   // --- the DAG ---
-  const all: CompiledNode[] = [...compiledSeeds, ...compiledModels, ...tests];
+  // As `dbt build`: a model waits for the tests of the nodes it reads, and is skipped when one fails
+  // (unless that test itself reads the model, which would be a cycle).
+  const testsOn = new Map<string, CompiledTest[]>();
+  for (const t of tests) {
+    const on = attached.get(t.name);
+    if (on !== undefined) testsOn.set(on, [...(testsOn.get(on) ?? []), t]);
+  }
+  const gated = compiledModels.map((m) => {
+    const extra = m.dependencies.flatMap((d) => (testsOn.get(lower(d)) ?? []).filter((t) => !t.dependencies.some((x) => lower(x) === lower(m.name))).map((t) => t.name));
+    return extra.length === 0 ? m : { ...m, dependencies: [...m.dependencies, ...extra].sort() };
+  });
+  const all: CompiledNode[] = [...compiledSeeds, ...gated, ...tests];
   const byKey = new Map(all.map((n) => [lower(n.name), n]));
   const deps = new Map(all.map((n) => [lower(n.name), n.dependencies.map(lower)]));
   let order: string[];
