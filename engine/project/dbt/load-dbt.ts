@@ -418,6 +418,11 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     }
     addTest(nodeName, decl.file, sql, cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
   };
+  for (const m of enabled) {
+    if (isEphemeral(lower(m.name)) && (m.props?.tests.length ?? 0) > 0) {
+      throw new EngineError('compile', `${m.props!.file}: model '${m.name}' is ephemeral (no relation of its own), so its tests cannot run; make it a view or move the tests`);
+    }
+  }
   for (const m of compiledModels) {
     const entry = byName.get(lower(m.name))!;
     if (entry.snapshot && entry.props === undefined) continue;
