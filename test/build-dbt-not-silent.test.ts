@@ -68,6 +68,12 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
 });
 
 describe('our own format names files it does not read', () => {
+  test('a dbt_project.yml beside service_build.yml is named as not read', async () => {
+    const r = await build('list', duckProject({ 'a.sql': 'select 1', 'dbt_project.yml': 'name: p\n' }));
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(logLines(r.err), ["WRN dbt_project.yml is not read: service_build.yml makes this a project of service build's own format (remove it to build the dbt project)"]);
+  });
+
   test('a Python file in a build project warns', async () => {
     const r = await build('list', duckProject({ 'a.sql': 'select 1', 'staging/clean.py': 'print(1)\n' }));
     assert.equal(r.code, 0, r.err);

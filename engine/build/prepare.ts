@@ -98,6 +98,9 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
   // -R with a root config: the child projects' files join this DAG (§17 merged mode).
   const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
   const project = loadProject(req.path, { ...req, logger, mergeChildren });
+  if (project.config.dbtProject === null && isDbtProject(buildRoot)) {
+    logger.log('warn', `dbt_project.yml is not read: ${project.config.fileRel} makes this a project of service build's own format (remove it to build the dbt project)`);
+  }
   const targetName = project.settings.target ?? '';
   if (req.verb !== 'list' && targetName === '') throw new EngineError('target', NO_TARGET);
   let connection: Connection | undefined;
