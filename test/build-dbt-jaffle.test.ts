@@ -108,7 +108,7 @@ describe('dbt jaffle shop on DuckDB (profile default target, no flags)', () => {
   });
 });
 
-describe('dbt jaffle shop on PostgreSQL (--target pg)', () => {
+describe('dbt jaffle shop on PostgreSQL (a profile whose default target is postgres, from DBT_PROFILES_DIR)', () => {
   let db: TempDatabase | undefined;
   const pgWh = pgWarehouse('dbt_jaffle_q');
   before(async () => {
@@ -122,8 +122,11 @@ describe('dbt jaffle shop on PostgreSQL (--target pg)', () => {
   test('run twice: profile schema, views and tables as dbt makes them, every test passes', async (t) => {
     if (!(await requirePg(t))) return;
     const dir = jaffle();
+    // The same profile with postgres as its default target, where dbt users keep it: outside the project.
+    const profiles = tempDir('dbt-profiles-');
+    writeFileSync(join(profiles, 'profiles.yml'), readFileSync(join(dir, 'profiles.yml'), 'utf8').replace('target: dev', 'target: pg'));
     for (let i = 0; i < 2; i++) {
-      const r = await withEnv({ JAFFLE_PG_DB: db!.name }, () => build('run', dir, '--target', 'pg', '--threads', '2', '--json'));
+      const r = await withEnv({ JAFFLE_PG_DB: db!.name, DBT_PROFILES_DIR: profiles }, () => build('run', dir, '--threads', '2', '--json'));
       assert.equal(r.code, 0, r.err);
       const p = JSON.parse(r.out) as Payload;
       assert.equal(p.failed, 0);
