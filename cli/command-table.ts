@@ -106,6 +106,8 @@ const BUILD_FLAGS: readonly (OptionDef & { readonly commands: readonly BuildComm
   { long: 'no-seeds', commands: ['run'], help: 'skip loading seeds' },
   { long: 'threads', value: 'N', default: 4, commands: ['run', 'test'], help: 'parallel node executions' },
   { long: 'fail-fast', short: 'x', commands: ['run', 'test'], help: 'stop starting nodes after the first failure' },
+  { long: 'profiles-dir', value: 'DIR', commands: ALL, help: 'dbt projects: the directory holding profiles.yml' },
+  { long: 'freshness', commands: ['test'], help: "dbt projects: check the sources' freshness instead of the data tests" },
 ];
 
 const BUILD_SUMMARY: Record<BuildCommand, string> = {

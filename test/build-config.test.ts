@@ -293,11 +293,9 @@ test('defaults.mode and defaults.merge_strategy validation; snapshot warning', a
   assert.equal((json(await build('list', table, '--json')) as { type: string }[])[0]!.type, 'full-refresh');
 });
 
-test('unknown keys are ignored (named on a DEBUG line only)', async () => {
+test('unknown keys are ignored and named on a warning (issue 16: nothing declared is dropped in silence)', async () => {
   const dir = duckProject({ 'a.sql': 'select 1' }, 'target: DUCK\nprofile: x\ndefaults: {range: {advance: 1d}}\n');
   const r = await build('list', dir, '--json');
   assert.equal(r.code, 0, r.err);
-  assert.equal(r.err, '');
-  const d = await build('list', dir, '--json', '-d');
-  assert.match(d.err, /DBG service_build\.yml: ignoring unknown key\(s\): profile, defaults\.range\n/);
+  assert.deepEqual(logLines(r.err), ['WRN service_build.yml: ignoring unknown key(s): profile, defaults.range']);
 });

@@ -7,6 +7,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
+import { EngineError } from '../../engine/errors.js';
 import { planTasks } from '../../engine/build-plan/plan-tasks.js';
 import type { NodeTask, TestResult } from '../../engine/build-plan/node-task.js';
 import { seconds, type ResultRecord } from '../../engine/build-plan/run-output.js';
@@ -19,6 +20,8 @@ import { startBuild, type BuildHandle, type BuildNode, type ModelHooks } from '.
 
 export interface BuildExecutionOptions {
   readonly verb: 'run' | 'test';
+  /** `test --freshness`: only the source freshness checks of a dbt project. */
+  readonly freshness?: boolean;
   readonly fullRefresh: boolean;
   readonly noSeeds: boolean;
   /** Requested workers (capped by the node count and the target). */
@@ -56,11 +59,20 @@ export function newRunId(): string {
 export const nodeKind = (t: NodeTask): string => (t.kind === 'seed' ? 'seed' : t.kind === 'test' ? 'test' : t.mode);
 
 export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
-  const tasks = planTasks(p.compiled, p.selected, o.verb, o.fullRefresh);
+  // A dbt project's tests are nodes of their own: `test` runs only those; source freshness checks run only on request.
+  const fresh = (n: PreparedBuild['selected'][number]) => n.kind === 'test' && n.freshness === true;
+  if (o.freshness && p.compiled.project.format !== 'dbt') throw new EngineError('usage', '--freshness checks the sources of a dbt project; this project has no dbt_project.yml');
+  const selected =
+    p.compiled.project.format !== 'dbt'
+      ? p.selected
+      : o.freshness
+        ? p.selected.filter(fresh)
+        : p.selected.filter((n) => !fresh(n) && (o.verb !== 'test' || n.kind === 'test'));
+  const tasks = planTasks(p.compiled, selected, o.verb, o.fullRefresh);
   const skipSeeds = o.verb === 'test' || o.noSeeds;
   const nodes: BuildNode[] = tasks.map((task, i) => ({
     id: task.name.toLowerCase(),
-    deps: p.selected[i]!.dependencies.map((d) => d.toLowerCase()),
+    deps: selected[i]!.dependencies.map((d) => d.toLowerCase()),
     task,
     presetSkip: task.kind === 'seed' && skipSeeds,
   }));

@@ -31,6 +31,8 @@ export interface BuildArgs {
   readonly noSeeds: boolean;
   readonly threads: number;
   readonly failFast: boolean;
+  readonly profilesDir?: string;
+  readonly freshness?: boolean;
 }
 
 const usage = (msg: string) => new EngineError('usage', msg);
@@ -76,5 +78,7 @@ export function buildArgs(command: BuildCommand, a: ParsedArgs): BuildArgs {
     noSeeds: flagSet(a, 'no-seeds'),
     threads,
     failFast: flagSet(a, 'fail-fast'),
+    ...(flagValue(a, 'profiles-dir') !== undefined ? { profilesDir: flagValue(a, 'profiles-dir')! } : {}),
+    ...(flagSet(a, 'freshness') ? { freshness: true } : {}),
   };
 }

@@ -12,6 +12,7 @@
 import type { TargetAhead } from '../../actors/build/target-ahead.js';
 import { peekTargetConnection } from '../../engine/build-plan/peek-target.js';
 import { findConfigFiles } from '../../engine/project/config.js';
+import { isDbtProject } from '../../engine/project/dbt/dbt-project-file.js';
 import { resolveBuildPath } from '../../engine/project/load.js';
 import { cliLogger } from '../cli-logger.js';
 import { printFatal, type Io } from '../io.js';
@@ -29,7 +30,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
     } catch (err) {
       return printFatal(err, io, undefined, `build ${command}`);
     }
-    if (findConfigFiles(abs).length === 0) {
+    if (findConfigFiles(abs).length === 0 && !isDbtProject(abs)) {
       io.err(`nothing to run: ${abs} has no service_build.yml and no --target was given\n`);
       (args.json ? io.err : io.out)(commandHelp('run'));
       return 0;

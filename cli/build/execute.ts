@@ -51,6 +51,7 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
   try {
     const result = await executeBuild(p, {
       verb,
+      ...(args.freshness ? { freshness: true } : {}),
       fullRefresh: args.fullRefresh,
       noSeeds: args.noSeeds,
       threads: args.threads,

@@ -30,6 +30,7 @@ export function compileText(nodes: readonly CompiledNode[], fullRefresh = false)
   const blocks = nodes.map((n) => {
     const s = n.source;
     if (n.kind === 'seed') return [`${n.name}:`, '  type: seed', `  table: ${s.naming.fullName}`, `  file: ${s.file}`, `  format: ${n.source.format}`].join('\n');
+    if (n.kind === 'test') return [`${n.name}:`, '  type: test', `  on: ${s.naming.fullName}`, `  file: ${s.file}`, `  dependencies: [${n.dependencies.join(', ')}]`, '  sql: |', indent(n.test.kind === 'sql' ? n.test.sql : '', 4)].join('\n');
     const c = n.config;
     const mode = resolvedMode(n, fullRefresh);
     return [

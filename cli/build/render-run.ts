@@ -10,9 +10,18 @@ export { failureSummary, runPayload, seconds, type ResultRecord, type RunPayload
 
 const TEST_STATUS: Record<RunStatus, string> = { success: 'ok', error: 'fail', skipped: 'skip' };
 
-/** `test --json` entries. */
-export function testEntries(results: readonly ResultRecord[]) {
-  return results.map((r) => ({ name: r.name, type: r.type === 'seed' ? 'seed' : 'test', status: TEST_STATUS[r.status], error: r.error, duration: r.duration }));
+/**
+ * `test --json` entries. With `tests` (the data tests that ran), an entry
+ * whose tests ran also carries `failures`: its failing rows (null when a
+ * test query itself failed).
+ */
+export function testEntries(results: readonly ResultRecord[], tests: readonly TestResult[] = []) {
+  return results.map((r) => {
+    // A dbt test node's results name what it tests; their label is the node's name.
+    const mine = tests.filter((t) => t.node === r.name || t.test === r.name);
+    const failures = mine.length === 0 ? undefined : mine.some((t) => t.violations === null) ? null : mine.reduce((a, t) => a + t.violations!, 0);
+    return { name: r.name, type: r.type === 'seed' ? 'seed' : 'test', status: TEST_STATUS[r.status], error: r.error, duration: r.duration, ...(failures !== undefined ? { failures } : {}) };
+  });
 }
 
 export function formatDuration(ms: number): string {

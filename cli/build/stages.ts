@@ -27,6 +27,7 @@ export function toRequest(args: BuildArgs, command: BuildCommand, path = args.pa
     vars: args.vars,
     recursive: args.recursive,
     fullRefresh: args.fullRefresh,
+    ...(args.profilesDir !== undefined ? { profilesDir: args.profilesDir } : {}),
   };
 }
 
@@ -55,13 +56,14 @@ async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, 
     default: {
       const { executePrepared } = await import('./execute.js');
       const ex = await executePrepared(args, command, p, logger, ahead);
-      return renderExecution(args, command, p.root, p.targetName, ex, logger, io);
+      return renderExecution(args, command, p.root, p.targetName, ex, logger, io, p.compiled.project.format === 'dbt');
     }
   }
 }
 
 /** Prints the summary, payload, errors block and fatal line of one executed project. */
-function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string, target: string, ex: ExecutionResult, logger: Logger, io: Io): number {
+/** `dbt`: a dbt project, whose `test --json` entries also carry each test's failing rows. */
+function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string, target: string, ex: ExecutionResult, logger: Logger, io: Io, dbt = false): number {
   const payload = runPayload(root, target, ex.records);
   if (ex.tests.length > 0) {
     for (const t of ex.tests) logger.log(t.status === 'pass' ? 'info' : t.status === 'warn' ? 'warn' : 'error', testLine(t));
@@ -69,7 +71,7 @@ function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string,
   }
   logger.log('info', summaryLine(ex.durationMs, payload));
   // `tests` is additive (and only there when a data test ran): the payload's own fields are unchanged.
-  if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records) : { ...payload, ...(ex.tests.length > 0 ? { tests: ex.tests } : {}) }) + '\n');
+  if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records, dbt ? ex.tests : []) : { ...payload, ...(ex.tests.length > 0 ? { tests: ex.tests } : {}) }) + '\n');
   else if (payload.failed > 0) io.out(errorsBlock(ex.records));
   else if (payload.total === 0) io.out('No models selected.\n');
   if (payload.failed > 0) io.err(`fatal: build execution failed: ${failureSummary(ex.records)}\n`);

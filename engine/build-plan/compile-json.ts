@@ -10,6 +10,9 @@ export function compileNodeJson(n: CompiledNode, fullRefresh = false): Record<st
   if (n.kind === 'seed') {
     return { name: n.name, type: 'seed', table: s.naming.fullName, file: s.file, format: n.source.format, mode: 'full-refresh', dependencies: [], tags: [], tests: [], sql: '' };
   }
+  if (n.kind === 'test') {
+    return { name: n.name, type: 'test', table: s.naming.fullName, file: s.file, mode: 'test', dependencies: n.dependencies, tags: n.source.tags, tests: [], sql: n.test.kind === 'sql' ? n.test.sql : '' };
+  }
   const c = n.config;
   const mode = resolvedMode(n, fullRefresh);
   return {

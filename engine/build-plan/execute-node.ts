@@ -14,8 +14,11 @@ import { importNear } from '../lazy-import.js';
 import type { Logger } from '../log.js';
 import { dataTestExecPrefix, dataTestFailedMessage, dataTestSql } from '../targets/data-test-sql.js';
 import { seedLoadFailed } from '../targets/materialize-errors.js';
+import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
+import { conditionHolds } from '../project/dbt/dbt-tests.js';
+import { runDbtSnapshot } from './dbt-snapshot.js';
 import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, WireModelTask, WireTask } from './node-task.js';
 
 export interface ExecuteContext {
@@ -47,7 +50,7 @@ export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<
     case 'test': {
       const tests: TestResult[] = [];
       try {
-        return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger, tests, task.table), tests };
+        return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger, tests, task.on ?? task.table), tests };
       } catch (err) {
         if (err instanceof EngineError && err.code === 'cancelled') throw err;
         // The node fails with the same text; the outcome keeps which tests ran.
@@ -66,7 +69,11 @@ async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<N
     });
   }
   let rows = 0;
-  switch (task.mode) {
+  const mode = task.dbt?.snapshot ? 'snapshot' : task.mode;
+  switch (mode) {
+    case 'snapshot':
+      rows = await runDbtSnapshot(task, session, settings);
+      break;
     case 'full-refresh':
       rows = (await session.fullRefresh(task.relation, task.sql, opts)).rows;
       break;
@@ -141,29 +148,44 @@ export async function runTests(
       const failed = EngineError.wrap(dataTestExecPrefix(model, q.label), err, 'node');
       throw messages.length > 0 ? EngineError.wrap(messages.join('; '), failed, 'node') : failed;
     }
-    if (violations === 0) {
-      result('pass', 0);
+    // dbt tests carry their own conditions on the count (error_if / warn_if); ours fail on any violation.
+    const severity = test.kind === 'sql' ? dbtSeverity(test, violations) : violations === 0 ? undefined : test.severity;
+    if (severity === undefined) {
+      result('pass', violations);
       continue;
     }
-    const message = dataTestFailedMessage(model, q.label, violations, test.severity);
+    const message = test.kind === 'sql' ? `test '${q.label}' failed: ${violations} failing row(s)${severity === 'warn' ? ' (severity: warn)' : ''}` : dataTestFailedMessage(model, q.label, violations, severity);
     messages.push(message);
-    result(test.severity === 'error' ? 'fail' : 'warn', violations);
-    if (test.severity === 'error') throw new EngineError('node', messages.join('; '));
+    result(severity === 'error' ? 'fail' : 'warn', violations);
+    if (severity === 'error') throw new EngineError('node', messages.join('; '));
     logger.log('warn', message);
   }
   return messages;
 }
 
+/** dbt: an error when severity is error and error_if holds, else a warning when warn_if holds, else a pass. */
+function dbtSeverity(test: Extract<PlannedTest['test'], { kind: 'sql' }>, count: number): 'error' | 'warn' | undefined {
+  if (test.severity === 'error' && conditionHolds(test.errorIf, count)) return 'error';
+  return conditionHolds(test.warnIf, count) ? 'warn' : undefined;
+}
+
 async function executeSeed(task: SeedTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const bytes = statSync(task.file).size;
-  const opts = { seedName: task.name, runId: ctx.settings.runId, dropCascade: false };
+  const opts = { seedName: task.name, runId: ctx.settings.runId, dropCascade: task.dbt?.dropCascade ?? false };
   if (task.format === 'parquet') {
     const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'parquet', file: task.file }, opts);
     return { rows, bytes, warnings: [] };
   }
-  const table = await (await seedTable()).readSeedTable(task.name, task.file, task.format);
+  const types = task.dbt?.columnTypes ?? {};
+  const table = await (await seedTable()).readSeedTable(task.name, task.file, task.format, { delimiter: task.dbt?.delimiter, foldColumns: task.dbt?.foldColumns, textColumns: Object.keys(types) });
   try {
     const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'table', table }, opts);
+    for (const [col, type] of Object.entries(types)) {
+      const c = quoteIdent(col);
+      await ctx.session.exec(`ALTER TABLE ${quoteRelation(task.relation)} ALTER COLUMN ${c} TYPE ${type} USING CAST(${c} AS ${type})`).catch((err) => {
+        throw EngineError.wrap(`seed '${task.name}': column_types: could not make column '${col}' ${type}`, err, 'node');
+      });
+    }
     return { rows, bytes, warnings: [] };
   } catch (err) {
     if (err instanceof EngineError) throw err;

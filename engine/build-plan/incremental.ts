@@ -14,6 +14,7 @@ import { quoteIdent } from '../targets/relation.js';
 import type { TargetSession } from '../targets/target.js';
 import { watermarkStore, type WatermarkStore } from '../state/watermarks.js';
 import { addDuration } from '../duration.js';
+import { runDbtIncremental } from './dbt-incremental.js';
 import type { ModelTask, RunSettings } from './node-task.js';
 
 export interface Bound {
@@ -44,6 +45,7 @@ function fmtDur(ms: number): string {
 }
 
 export async function runIncremental(task: ModelTask, session: TargetSession, env: RenderEnv, settings: RunSettings, logger: Logger): Promise<number> {
+  if (task.dbt) return runDbtIncremental(task, session, settings);
   const name = task.name;
   const c = task.config;
   if (!c.unique_key || c.unique_key.length === 0) throw new EngineError('node', `model '${name}' uses incremental mode but has no unique_key defined in config()`);

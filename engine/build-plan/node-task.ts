@@ -7,6 +7,7 @@
  * can name (empty unless the model runs incremental).
  */
 import type { IndexedNode } from '../compile/node-index.js';
+import type { DbtSnapshotSpec } from './dbt-snapshot.js';
 import type { RenderableModel } from '../compile/render-model.js';
 import type { DataTest } from '../project/data-tests.js';
 import type { IncrementalStyle, ModelConfig } from '../project/model-config.js';
@@ -49,7 +50,23 @@ export interface ModelTask {
   readonly recipe: RenderRecipe;
   /** What the relation is at the start of the run, when the run read the catalog (run-catalog.ts); else looked up. */
   readonly existing?: RelationKind | null;
+  /** Set for models of a dbt project: how its incremental runs go (engine/build-plan/dbt-incremental.ts). */
+  readonly dbt?: DbtModelRun;
 }
+
+/** A dbt model's incremental behaviour, rendered at compile time. */
+export interface DbtModelRun {
+  /** The model rendered with is_incremental() true. */
+  readonly incrementalSql?: string;
+  readonly strategy: 'append' | 'merge' | 'delete+insert';
+  readonly onSchemaChange: 'ignore' | 'append_new_columns' | 'fail';
+  /** full_refresh: false pins the model against --full-refresh. */
+  readonly fullRefresh?: boolean;
+  /** Set for a snapshot: the model runs as SCD2 (engine/build-plan/dbt-snapshot.ts). */
+  readonly snapshot?: DbtSnapshotSpec;
+}
+
+export type DbtSeedLoad = NonNullable<SeedTask['dbt']>;
 
 export interface SeedTask {
   readonly kind: 'seed';
@@ -58,6 +75,13 @@ export interface SeedTask {
   readonly relation: Relation;
   readonly file: string;
   readonly format: 'csv' | 'json' | 'parquet';
+  /** dbt seeds: delimiter, folded names, declared column types (applied after the load), cascading drops. */
+  readonly dbt?: {
+    readonly delimiter?: string;
+    readonly foldColumns?: boolean;
+    readonly columnTypes: Readonly<Record<string, string>>;
+    readonly dropCascade: boolean;
+  };
 }
 
 export interface TestTask {
@@ -66,6 +90,8 @@ export interface TestTask {
   readonly table: string;
   readonly relation: Relation;
   readonly tests: readonly PlannedTest[];
+  /** A test node (dbt projects): what it tests, as its result lines name it (the record keeps the test's name). */
+  readonly on?: string;
 }
 
 export type NodeTask = ModelTask | SeedTask | TestTask;

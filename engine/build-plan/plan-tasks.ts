@@ -3,7 +3,7 @@
  * relation, resolved mode, rendered SQL, test plans with resolved parents,
  * and a render recipe whose `refs` hold every node the template can name.
  */
-import type { CompiledModel, CompiledNode, CompiledProject } from '../compile/compile.js';
+import type { CompiledModel, CompiledNode, CompiledProject, CompiledTest } from '../compile/compile.js';
 import { resolvedMode } from '../compile/compile.js';
 import type { IndexedNode } from '../compile/node-index.js';
 import type { NodeName } from '../project/naming.js';
@@ -50,6 +50,7 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
     pre: m.pre,
     post: m.post,
     tests: plannedTests(cp, m),
+    ...(m.dbt ? { dbt: m.dbt } : {}),
     recipe: {
       model: { name: m.name, config: m.source.config, hasFrontMatter: m.source.hasFrontMatter, naming },
       template: m.template,
@@ -66,7 +67,12 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
 
 export function seedTask(n: Extract<CompiledNode, { kind: 'seed' }>): SeedTask {
   const s = n.source;
-  return { kind: 'seed', name: n.name, table: s.naming.fullName, relation: relationOf(s.naming), file: s.abs, format: s.format };
+  return { kind: 'seed', name: n.name, table: s.naming.fullName, relation: relationOf(s.naming), file: s.abs, format: s.format, ...(n.dbt ? { dbt: n.dbt } : {}) };
+}
+
+/** A test node (dbt projects): its one query, named after the test, run against the tested relation. */
+export function testNodeTask(t: CompiledTest): TestTask {
+  return { kind: 'test', name: t.name, table: t.name, relation: relationOf(t.source.naming), tests: [{ test: t.test }], on: t.source.naming.fullName };
 }
 
 export function testTask(cp: CompiledProject, m: CompiledModel): TestTask {
@@ -76,6 +82,7 @@ export function testTask(cp: CompiledProject, m: CompiledModel): TestTask {
 export function planTasks(cp: CompiledProject, selected: readonly CompiledNode[], verb: 'run' | 'test', fullRefresh: boolean): NodeTask[] {
   return selected.map((n) => {
     if (n.kind === 'seed') return seedTask(n);
+    if (n.kind === 'test') return testNodeTask(n);
     return verb === 'test' ? testTask(cp, n) : modelTask(cp, n, fullRefresh);
   });
 }

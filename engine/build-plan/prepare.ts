@@ -15,6 +15,8 @@ import type { Logger } from '../log.js';
 import { findConfigFiles } from '../project/config.js';
 import { discover, findChildProjects } from '../project/discover.js';
 import { loadProject, resolveBuildPath } from '../project/load.js';
+import { isDbtProject } from '../project/dbt/dbt-project-file.js';
+import { compileDbtBuild } from '../project/dbt/load-dbt.js';
 
 export type BuildVerb = 'run' | 'list' | 'test' | 'compile';
 
@@ -29,6 +31,8 @@ export interface BuildRequest {
   readonly vars?: Readonly<Record<string, unknown>>;
   readonly recursive?: boolean;
   readonly fullRefresh?: boolean;
+  /** dbt projects: where profiles.yml is (`--profiles-dir`). */
+  readonly profilesDir?: string;
   readonly stepEnv?: Readonly<Record<string, string>>;
   /**
    * Where the target connection is looked up; default: the build directory's
@@ -82,9 +86,21 @@ type CompiledBuild = Omit<PreparedBuild, 'selected'>;
 
 /** Load, target resolution and compile: everything before selection. */
 function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
+  // A dbt project (dbt_project.yml and no config of ours) loads through the dbt loader into the same nodes.
+  const buildRoot = resolveBuildPath(req.path);
+  if (findConfigFiles(buildRoot).length === 0 && isDbtProject(buildRoot)) {
+    try {
+      return compileDbtBuild({ ...req, root: buildRoot }, logger);
+    } catch (err) {
+      throw EngineError.wrap(`could not load dbt project from ${buildRoot}`, err);
+    }
+  }
   // -R with a root config: the child projects' files join this DAG (merged `-R` mode).
   const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
   const project = loadProject(req.path, { ...req, logger, mergeChildren });
+  if (project.config.dbtProject === null && isDbtProject(buildRoot)) {
+    logger.log('warn', `dbt_project.yml is not read: ${project.config.fileRel} makes this a project of service build's own format (remove it to build the dbt project)`);
+  }
   const targetName = project.settings.target ?? '';
   if (req.verb !== 'list' && targetName === '') throw new EngineError('target', NO_TARGET);
   let connection: Connection | undefined;

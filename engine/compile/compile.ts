@@ -13,6 +13,7 @@ import type { DataTest } from '../project/data-tests.js';
 import type { ModelSource, Project, SeedSource } from '../project/load.js';
 import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
+import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
 import { suggestions } from '../suggest.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
 import { macroScopes } from './macros.js';
@@ -37,6 +38,8 @@ export interface CompiledModel {
   readonly template: string;
   /** The macro files in scope, rendered before `template` (see PreparedTemplate). */
   readonly templatePrefix: string;
+  /** dbt projects: incremental strategy and the is_incremental() rendering. */
+  readonly dbt?: DbtModelRun;
 }
 
 export interface CompiledSeed {
@@ -44,9 +47,32 @@ export interface CompiledSeed {
   readonly name: string;
   readonly source: SeedSource;
   readonly dependencies: readonly string[];
+  readonly dbt?: DbtSeedLoad;
 }
 
-export type CompiledNode = CompiledModel | CompiledSeed;
+/** Where a test node comes from: a properties file entry or a singular test file. */
+export interface TestSource {
+  readonly kind: 'test';
+  readonly name: string;
+  readonly file: string;
+  readonly rel: string;
+  /** The tested relation's name (singular tests: the test's own name in the public schema). */
+  readonly naming: NodeName;
+  readonly tags: readonly string[];
+}
+
+/** A test as its own node (dbt projects): one query, one result, after the nodes it reads. */
+export interface CompiledTest {
+  readonly kind: 'test';
+  readonly name: string;
+  readonly source: TestSource;
+  readonly dependencies: readonly string[];
+  readonly test: DataTest;
+  /** A source freshness check (`build test --freshness`), not a data test. */
+  readonly freshness?: boolean;
+}
+
+export type CompiledNode = CompiledModel | CompiledSeed | CompiledTest;
 
 export interface CompiledProject {
   readonly project: Project;
@@ -197,10 +223,13 @@ function checkTargetLimits(name: string, kind: 'model' | 'seed', n: { database?:
 /** Resolved mode as list/compile/results show it. */
 export function resolvedMode(n: CompiledNode, fullRefresh: boolean): string {
   if (n.kind === 'seed') return 'full-refresh';
+  if (n.kind === 'test') return 'test';
+  if (n.dbt?.snapshot) return 'snapshot';
+  if (n.dbt?.fullRefresh === false) return n.config.mode;
   return fullRefresh ? 'full-refresh' : n.config.mode;
 }
 
-function graphNode(n: CompiledNode, fullRefresh: boolean): GraphNode {
+export function graphNode(n: CompiledNode, fullRefresh: boolean): GraphNode {
   const s = n.source;
   const config: Record<string, unknown> = n.kind === 'model' ? { ...n.config, mode: resolvedMode(n, fullRefresh), materialized: resolvedMode(n, fullRefresh) } : {};
   return {
@@ -210,7 +239,7 @@ function graphNode(n: CompiledNode, fullRefresh: boolean): GraphNode {
     fullName: s.naming.fullName,
     file: s.file,
     discoveryPath: s.rel,
-    tags: n.kind === 'model' ? n.config.tags : [],
+    tags: n.kind === 'model' ? n.config.tags : n.kind === 'test' ? n.source.tags : [],
     config,
   };
 }

@@ -4,7 +4,7 @@
  * maps are keyed by the lower-cased name.
  */
 
-export type NodeKind = 'model' | 'seed';
+export type NodeKind = 'model' | 'seed' | 'test';
 
 export interface GraphNode {
   /** File stem, original case. */

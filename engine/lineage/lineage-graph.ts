@@ -32,8 +32,10 @@ export interface LineageGraph {
 }
 
 export function lineageGraph(cp: CompiledProject): LineageGraph {
-  const byKey = new Map(cp.graph.nodes.map((n) => [n.name.toLowerCase(), n]));
-  const nodes: LineageNode[] = cp.graph.nodes.map((n) => ({
+  // Data tests of a dbt project are DAG nodes too; the picture shows relations (as dbt's docs do) and a node's page lists its tests.
+  const drawn = cp.graph.nodes.filter((n): n is typeof n & { kind: 'model' | 'seed' } => n.kind !== 'test');
+  const byKey = new Map(drawn.map((n) => [n.name.toLowerCase(), n]));
+  const nodes: LineageNode[] = drawn.map((n) => ({
     name: n.name,
     kind: n.kind,
     fullName: n.fullName,
@@ -41,7 +43,7 @@ export function lineageGraph(cp: CompiledProject): LineageGraph {
     mode: n.kind === 'seed' ? 'seed' : String(n.config.mode ?? ''),
   }));
   const edges: LineageEdge[] = [];
-  for (const n of cp.graph.nodes) {
+  for (const n of drawn) {
     for (const d of cp.graph.deps.get(n.name.toLowerCase()) ?? []) {
       const dep = byKey.get(d);
       if (dep) edges.push({ from: dep.name, to: n.name });

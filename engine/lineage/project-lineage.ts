@@ -3,7 +3,7 @@
  * does (no target connection needed), keep the selected nodes and the edges
  * between them.
  */
-import { prepareBuild, type PreparedBuild } from '../build/prepare.js';
+import { prepareBuild, type PreparedBuild } from '../build-plan/prepare.js';
 import type { Logger } from '../log.js';
 import { lineageGraph, type LineageGraph } from './lineage-graph.js';
 

@@ -81,7 +81,8 @@ export interface BuildConfig {
   readonly unresolved: ReadonlySet<string>;
 }
 
-const CONFIG_NAMES = ['service_build.yml', 'service_build.yaml'];
+// sling_build.yml is the name Sling projects use: they move over unchanged.
+const CONFIG_NAMES = ['service_build.yml', 'service_build.yaml', 'sling_build.yml', 'sling_build.yaml'];
 
 /** The config file names present in `dir` (matched case-insensitively), `.yml` first. */
 export function findConfigFiles(dir: string): string[] {
@@ -127,7 +128,7 @@ export function emptyConfig(): BuildConfig {
 export function loadConfig(dir: string, opts: LoadConfigOptions, relDir = ''): BuildConfig {
   const names = findConfigFiles(dir);
   if (names.length === 0) return emptyConfig();
-  if (names.length > 1) opts.logger.log('warn', `both ${relDir}service_build.yml and ${relDir}service_build.yaml found; using ${relDir}service_build.yml`);
+  if (names.length > 1) opts.logger.log('warn', `both ${relDir}${names[0]} and ${relDir}${names[1]} found; using ${relDir}${names[0]}`);
   const fileRel = relDir + names[0]!;
   const file = join(dir, names[0]!);
   let text: string;
@@ -180,7 +181,8 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
   const unknownDefaults = Object.keys((doc as { defaults?: object }).defaults ?? {}).filter((k) => !KNOWN_DEFAULTS.has(k));
   if (unknownKeys.length + unknownDefaults.length > 0) {
     const all = [...unknownKeys, ...unknownDefaults.map((k) => `defaults.${k}`)];
-    opts.logger.log('debug', `${fileRel}: ignoring unknown key(s): ${all.join(', ')}`);
+    // Nothing a project declares is dropped in silence: a key we do not know is named on a warning.
+    opts.logger.log('warn', `${fileRel}: ignoring unknown key(s): ${all.join(', ')}`);
   }
   return {
     file,

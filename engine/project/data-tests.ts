@@ -10,7 +10,9 @@ export type DataTest =
   | { readonly kind: 'unique'; readonly columns: readonly string[]; readonly severity: Severity }
   | { readonly kind: 'accepted_values'; readonly column: string; readonly values: readonly string[]; readonly severity: Severity }
   | { readonly kind: 'expr'; readonly expr: string; readonly severity: Severity }
-  | { readonly kind: 'relationships'; readonly column: string; readonly to: string; readonly field: string; readonly severity: Severity };
+  | { readonly kind: 'relationships'; readonly column: string; readonly to: string; readonly field: string; readonly severity: Severity }
+  /** A dbt test: `sql` yields the failure count; `warnIf`/`errorIf` are dbt's conditions on it (`!=0`, `>10`). */
+  | { readonly kind: 'sql'; readonly sql: string; readonly label: string; readonly severity: Severity; readonly warnIf: string; readonly errorIf: string };
 
 export type Severity = 'error' | 'warn';
 
@@ -80,5 +82,7 @@ export function dataTestLabel(t: DataTest): string {
       return `expr(${t.expr})`;
     case 'relationships':
       return `relationships(${t.column} -> ${t.to}.${t.field})`;
+    case 'sql':
+      return t.label;
   }
 }

@@ -31,6 +31,31 @@ export interface DiscoverOptions {
   /** `-R` merged mode: immediate child projects whose files join this project's DAG. */
   readonly mergeChildren?: readonly string[];
   readonly dbtProject: { readonly modelsPath: string; readonly seedsPath: string } | null;
+  /** Collects files that look like project content but that nothing reads (named on a warning by the loader). */
+  readonly ignored?: string[];
+}
+
+/**
+ * Extensions of files a user may expect to run but that a build never reads:
+ * Python models, other template and data formats. Anything else unknown
+ * (docs, database files, env files) is left alone.
+ */
+const LOOKS_LIKE_CONTENT: Readonly<Record<string, string>> = {
+  '.py': 'Python models are not supported',
+  '.ipynb': 'notebooks are not run',
+  '.sqlx': 'only .sql models are read',
+  '.j2': 'only .sql models are read',
+  '.jinja': 'only .sql models are read',
+  '.tsv': 'seeds are .csv, .json or .parquet',
+  '.jsonl': 'seeds are .csv, .json or .parquet',
+  '.ndjson': 'seeds are .csv, .json or .parquet',
+  '.xlsx': 'seeds are .csv, .json or .parquet',
+};
+
+/** Why `name` is not used, when it looks like project content; undefined otherwise. */
+export function unusedReason(name: string): string | undefined {
+  const dot = name.lastIndexOf('.');
+  return dot <= 0 ? undefined : LOOKS_LIKE_CONTENT[name.slice(dot).toLowerCase()];
 }
 
 const SEED_EXT: Record<string, SeedFormat> = { '.csv': 'csv', '.json': 'json', '.parquet': 'parquet' };
@@ -53,6 +78,7 @@ interface WalkState {
   readonly prefix: string; // discovery root relative to build path ('' or 'models/')
   readonly mergeChildren: ReadonlySet<string>;
   readonly subProject?: string;
+  readonly ignored?: string[];
 }
 
 function isDir(entry: Dirent, abs: string): boolean {
@@ -86,6 +112,7 @@ function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
     }
     if ((isRoot || merged) && isConfigFileName(e.name)) continue;
     const c = classify(e.name);
+    if (!c && st.ignored && unusedReason(e.name)) st.ignored.push(st.prefix + childRel);
     if (!c || !st.want.has(c.kind)) continue;
     st.out.push({ kind: c.kind, file: st.prefix + childRel, rel: childRel, abs, name: c.stem, ...(c.format ? { format: c.format } : {}), ...(st.subProject ? { subProject: st.subProject } : {}) });
   }
@@ -121,10 +148,10 @@ export function discover(buildRoot: string, opts: DiscoverOptions): readonly Dis
   if (opts.dbtProject) {
     const m = opts.dbtProject.modelsPath.replace(/\/+$/, '');
     const s = opts.dbtProject.seedsPath.replace(/\/+$/, '');
-    walk(join(buildRoot, m), '', { out, want: new Set(['model', 'macro']), prefix: `${m}/`, mergeChildren }, true);
-    walk(join(buildRoot, s), '', { out, want: new Set(['seed']), prefix: `${s}/`, mergeChildren }, true);
+    walk(join(buildRoot, m), '', { out, want: new Set(['model', 'macro']), prefix: `${m}/`, mergeChildren, ignored: opts.ignored }, true);
+    walk(join(buildRoot, s), '', { out, want: new Set(['seed']), prefix: `${s}/`, mergeChildren, ignored: opts.ignored }, true);
   } else {
-    walk(buildRoot, '', { out, want: new Set(['model', 'macro', 'seed']), prefix: '', mergeChildren }, true);
+    walk(buildRoot, '', { out, want: new Set(['model', 'macro', 'seed']), prefix: '', mergeChildren, ignored: opts.ignored }, true);
   }
   return out.sort(byFile);
 }

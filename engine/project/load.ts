@@ -10,7 +10,7 @@ import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { loadConfig, resolveSettings, type BuildConfig, type Settings, type SettingsFlags } from './config.js';
 import type { DataTest } from './data-tests.js';
-import { discover, type DiscoveredFile, type SeedFormat } from './discover.js';
+import { discover, unusedReason, type DiscoveredFile, type SeedFormat } from './discover.js';
 import { parseFrontMatter } from './front-matter.js';
 import { defaultModelConfig, incrementalStyle, mergeFrontMatter, validateModelConfig, type IncrementalStyle, type ModelConfig } from './model-config.js';
 import { loadChildConfigs, type ChildConfig } from './merged-config.js';
@@ -58,6 +58,8 @@ export interface Project {
   readonly models: readonly ModelSource[];
   readonly seeds: readonly SeedSource[];
   readonly macros: readonly MacroSource[];
+  /** Set when the project was loaded from dbt_project.yml (engine/project/dbt/). */
+  readonly format?: 'dbt';
 }
 
 export interface LoadOptions extends SettingsFlags {
@@ -96,7 +98,9 @@ export function loadProject(path: string, opts: LoadOptions): Project {
 }
 
 export function loadWithConfig(root: string, config: BuildConfig, settings: Settings, opts: LoadOptions, children: readonly ChildConfig[] = []): Project {
-  const files = discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir) });
+  const ignored: string[] = [];
+  const files = discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir), ignored });
+  for (const f of ignored) opts.logger.log('warn', `${f}: not used (${unusedReason(f)})`);
   const models: ModelSource[] = [];
   const seeds: SeedSource[] = [];
   const macros: MacroSource[] = [];

@@ -20,13 +20,14 @@ export interface CsvTable {
   readonly rows: readonly (readonly (string | null)[])[];
 }
 
-const COMMA = 44;
 const LF = 10;
 const CR = 13;
 const QUOTE = 34;
 
 /** Parses CSV text (BOM already removed or not) into header and rows; errors name the seed. */
-export function parseCsv(name: string, text: string): CsvTable {
+/** `delimiter`: one character (dbt seeds' `delimiter` config); a comma unless given. */
+export function parseCsv(name: string, text: string, delimiter = ','): CsvTable {
+  const COMMA = delimiter.charCodeAt(0);
   const src = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const end = src.length;
   let pos = 0;

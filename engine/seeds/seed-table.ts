@@ -20,14 +20,32 @@ export type { LogicalType, SeedColumn, SeedTable } from './infer.js';
 export type TextSeedFormat = 'csv' | 'json';
 
 /** Parses already-decoded seed text; exposed for callers holding the text (compile, tests). */
-export function parseSeedText(name: string, text: string, format: TextSeedFormat): SeedTable {
+export function parseSeedText(name: string, text: string, format: TextSeedFormat, csv: CsvOptions = {}): SeedTable {
   if (format === 'json') return parseJsonSeed(name, text);
-  const { header, rows } = parseCsv(name, text);
-  return typeTextTable(header, rows);
+  const { header, rows } = parseCsv(name, text, csv.delimiter);
+  // quote_columns: false in dbt: names are unquoted identifiers, which the database folds to lower case.
+  const typed = typeTextTable(csv.foldColumns ? header.map((h) => h.toLowerCase()) : header, rows);
+  const declared = csv.textColumns;
+  if (!declared || declared.length === 0) return typed;
+  // Columns with a declared type load as the text written, so `01234` keeps its zero until the cast.
+  const want = new Set(declared.map((c) => c.toLowerCase()));
+  const idx = typed.columns.flatMap((c, i) => (want.has(c.name.toLowerCase()) ? [i] : []));
+  return {
+    columns: typed.columns.map((c, i) => (idx.includes(i) ? { ...c, type: 'text' as const } : c)),
+    rows: typed.rows.map((r, j) => r.map((v, i) => (idx.includes(i) ? rows[j]![i]! : v))),
+  };
+}
+
+export interface CsvOptions {
+  readonly delimiter?: string;
+  /** Columns loaded as text as written (their declared type is applied afterwards). */
+  readonly textColumns?: readonly string[];
+  /** Lower-case the header names (unquoted identifiers). */
+  readonly foldColumns?: boolean;
 }
 
 /** Reads and types a CSV or JSON seed file (UTF-8, optional BOM). */
-export async function readSeedTable(name: string, file: string, format: TextSeedFormat): Promise<SeedTable> {
+export async function readSeedTable(name: string, file: string, format: TextSeedFormat, csv: CsvOptions = {}): Promise<SeedTable> {
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -41,5 +59,5 @@ export async function readSeedTable(name: string, file: string, format: TextSeed
   } catch {
     throw seedError(name, 'file is not valid UTF-8');
   }
-  return parseSeedText(name, text, format);
+  return parseSeedText(name, text, format, csv);
 }

@@ -14,7 +14,9 @@ export type DataTest =
   | { readonly kind: 'unique'; readonly columns: readonly string[] }
   | { readonly kind: 'accepted_values'; readonly column: string; readonly values: readonly (string | number | boolean)[] }
   | { readonly kind: 'expr'; readonly expr: string }
-  | { readonly kind: 'relationships'; readonly column: string; /** as written */ readonly to: string; readonly field: string };
+  | { readonly kind: 'relationships'; readonly column: string; /** as written */ readonly to: string; readonly field: string }
+  /** A query that already yields the failure count (dbt tests). */
+  | { readonly kind: 'sql'; readonly sql: string; readonly label: string };
 
 export interface DataTestQuery {
   readonly sql: string;
@@ -28,6 +30,8 @@ export interface DataTestQuery {
 export function dataTestSql(test: DataTest, target: Relation, parent?: Relation): DataTestQuery {
   const T = quoteRelation(target);
   switch (test.kind) {
+    case 'sql':
+      return { sql: test.sql, label: test.label };
     case 'not_null':
       return {
         sql: `SELECT count(*) FROM ${T} WHERE ${test.columns.map((c) => `${quoteIdent(c)} IS NULL`).join(' OR ')}`,

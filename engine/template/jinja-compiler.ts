@@ -152,6 +152,16 @@ class JinjaCompiler extends NjBaseCompiler {
     this._emitLine(');');
   }
 
+  /**
+   * Every macro is wrapped so a `return(value)` inside it (dbt's way for a macro
+   * to hand back a value instead of text) makes the call return that value.
+   */
+  override _compileMacro(node: NjNode, frame: NjFrame | undefined): string {
+    const id = super._compileMacro(node, frame);
+    this._emitLine(`${id} = jinja.returnable(${id});`);
+    return id;
+  }
+
   override compileFor(node: NjNode, frame: NjFrame): void {
     const arr = node.arr as NjNode;
     if (arr.typename === 'InlineIf' && arr.else_ === null) {

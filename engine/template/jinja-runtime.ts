@@ -26,6 +26,25 @@ export interface JinjaRuntime {
   slice(value: unknown, start: number | null, stop: number | null, step: number | null): unknown;
   /** The items a filtered loop (`for x in xs if cond`) walks: a list, or a mapping's `[key, value]` pairs. */
   loopItems(value: unknown, pairs: boolean): unknown[];
+  /** Wraps a compiled macro: a `return(v)` during the call makes the call's value `v`. */
+  returnable<F extends (...args: unknown[]) => unknown>(macro: F): F;
+}
+
+/**
+ * `return(v)` records `v` in the innermost macro call's slot; the first
+ * recorded value wins and becomes the call's result (text after it still
+ * renders, but is discarded with the macro's output).
+ */
+const returnSlots: { set: boolean; value: unknown }[] = [];
+
+export function macroReturn(value: unknown): string {
+  const slot = returnSlots[returnSlots.length - 1];
+  if (slot === undefined) throw new Error('return() used outside a macro');
+  if (!slot.set) {
+    slot.set = true;
+    slot.value = value;
+  }
+  return '';
 }
 
 export const jinjaRuntime: JinjaRuntime = {
@@ -67,6 +86,20 @@ export const jinjaRuntime: JinjaRuntime = {
     if (isPlainObject(value)) return pairs ? Object.entries(value) : Object.keys(value);
     if (typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') return [...(value as Iterable<unknown>)];
     return [];
+  },
+  returnable(macro) {
+    const wrapped = function (this: unknown, ...args: unknown[]) {
+      returnSlots.push({ set: false, value: undefined });
+      let out: unknown;
+      try {
+        out = macro.apply(this, args);
+      } finally {
+        const slot = returnSlots.pop()!;
+        if (slot.set) out = slot.value;
+      }
+      return out;
+    };
+    return wrapped as typeof macro;
   },
 };
 

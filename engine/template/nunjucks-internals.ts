@@ -52,6 +52,7 @@ export interface NjCompiler {
   getCode(): string;
   compileSet(node: NjNode, frame: NjFrame): void;
   compileFor(node: NjNode, frame: NjFrame): void;
+  _compileMacro(node: NjNode, frame: NjFrame | undefined): string;
 }
 
 export type NjCompilerClass = (new (templateName: string, throwOnUndefined: boolean) => NjCompiler) & {
