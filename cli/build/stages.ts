@@ -27,6 +27,8 @@ export function toRequest(args: BuildArgs, command: BuildCommand, path = args.pa
     vars: args.vars,
     recursive: args.recursive,
     fullRefresh: args.fullRefresh,
+    // A command-line build keeps its compile cache in <build dir>/.service/ for the next command.
+    compileCache: 'disk',
   };
 }
 

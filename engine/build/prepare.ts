@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
 import { duckdbCatalogName } from '../targets/duckdb/catalog.js';
+import { CACHE_DIR_NAME, type CacheLocation } from '../compile/compile-cache.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
@@ -41,6 +42,12 @@ export interface BuildRequest {
    * `build` step passes the build directory; the command line keeps the process's.
    */
   readonly cwd?: string;
+  /**
+   * The compile cache: `disk` (command-line builds: `<build dir>/.service/`),
+   * `memory` (default: this process only — the daemon), `off`. The
+   * environment variable SERVICE_COMPILE_CACHE=off turns it off everywhere.
+   */
+  readonly compileCache?: 'disk' | 'memory' | 'off';
 }
 
 export interface PreparedBuild {
@@ -106,8 +113,15 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
     }
   }
   const catalog = connection?.type === 'duckdb' ? duckdbCatalogName(connection.path) : undefined;
-  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, ...(catalog ? { catalog } : {}) });
+  const cache = compileCacheLocation(project.root, req.compileCache);
+  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, ...(catalog ? { catalog } : {}), ...(cache ? { cache } : {}) });
   return { root: project.root, compiled, targetName, connection };
+}
+
+function compileCacheLocation(root: string, mode: BuildRequest['compileCache']): CacheLocation | undefined {
+  const off = (process.env.SERVICE_COMPILE_CACHE ?? '').toLowerCase();
+  if (mode === 'off' || off === 'off' || off === '0' || off === 'false') return undefined;
+  return mode === 'disk' ? { root, dir: join(root, CACHE_DIR_NAME) } : { root };
 }
 
 export interface SubProjectResult {

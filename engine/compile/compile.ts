@@ -15,8 +15,11 @@ import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
 import { suggestions } from '../suggest.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
+import { compilerCodeStamp, hashText, nodeSignature, openCache, saveCache, type CacheEntry, type CacheLocation, type Lookup } from './compile-cache.js';
+import { lookupVar } from '../home-env.js';
+import type { Level } from '../log.js';
 import { macroScopes } from './macros.js';
-import { NodeIndex } from './node-index.js';
+import { NodeIndex, type IndexedNode, type NodeLookup } from './node-index.js';
 import { DEFAULT_INCREMENTAL, prepareTemplate, renderModel, type RenderEnv } from './render-model.js';
 
 export type TargetType = 'postgres' | 'duckdb' | '';
@@ -67,6 +70,11 @@ export interface CompileOptions {
   readonly fullRefresh?: boolean;
   /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
   readonly catalog?: string;
+  /**
+   * The compile cache (compile-cache.ts): where it lives. Omitted: no cache
+   * at all. `dir` omitted: kept in this process's memory only (the daemon).
+   */
+  readonly cache?: CacheLocation;
 }
 
 /**
@@ -118,11 +126,13 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
   const deps = new Map<string, string[]>();
   const disabled = new Set<string>();
   const models: CompiledModel[] = [];
+  const cache = opts.cache ? modelCache(opts.cache, env, opts) : undefined;
   try {
-    for (const m of project.models) models.push(compileModel(env, m));
+    for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : compileModel(env, m));
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }
+  if (cache) saveCache(opts.cache!, cache.opened, cache.used, cache.misses > 0, opts.logger);
   for (const c of models) {
     if (!c.config.enabled) disabled.add(c.name.toLowerCase());
   }
@@ -179,6 +189,101 @@ function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
     templatePrefix: prepared.prefix,
   };
 }
+
+interface ModelCache {
+  readonly opened: Map<string, CacheEntry>;
+  readonly used: Map<string, CacheEntry>;
+  /** Target and project-wide inputs, code stamp. */
+  readonly globalKey: string;
+  readonly prefixHashes: Map<string, string>;
+  misses: number;
+}
+
+function modelCache(loc: CacheLocation, env: RenderEnv, opts: CompileOptions): ModelCache {
+  const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
+  return { opened: openCache(loc, opts.logger), used: new Map(), globalKey, prefixHashes: new Map(), misses: 0 };
+}
+
+const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
+
+/** Whether every lookup the entry's render made still gets the same answer. */
+function stillValid(env: RenderEnv, e: CacheEntry): boolean {
+  for (const [kind, query, answer] of e.lookups) {
+    const now = kind === 'r' ? signatureOf(env.index.resolve(query)) : kind === 'f' ? signatureOf(env.index.fullNameMatch(query)) : (lookupVar(query, env.stepEnv) ?? null);
+    if (now !== answer) return false;
+  }
+  return true;
+}
+
+/** A model from the cache when its inputs and lookups are unchanged, else rendered (and recorded for the next compile). */
+function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): CompiledModel {
+  const prefix = env.macros.prefixFor(dirOf(m.rel));
+  let prefixHash = cache.prefixHashes.get(prefix);
+  if (prefixHash === undefined) {
+    prefixHash = hashText(prefix);
+    cache.prefixHashes.set(prefix, prefixHash);
+  }
+  const key = hashText(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
+  const hit = cache.opened.get(key);
+  if (hit !== undefined && stillValid(env, hit)) {
+    for (const [level, message] of hit.logs) env.logger.log(level, message);
+    cache.used.set(key, hit);
+    return { kind: 'model', name: m.name, source: m, config: hit.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template, templatePrefix: prefix };
+  }
+  cache.misses++;
+  const lookups: Lookup[] = [];
+  const logs: [Level, string][] = [];
+  let cacheable = true;
+  const index: NodeLookup = {
+    get all() {
+      cacheable = false; // only error paths list every node
+      return env.index.all;
+    },
+    resolve(text) {
+      const n = env.index.resolve(text);
+      lookups.push(['r', text, signatureOf(n)]);
+      return n;
+    },
+    fullNameMatch(text) {
+      const n = env.index.fullNameMatch(text);
+      lookups.push(['f', text, signatureOf(n)]);
+      return n;
+    },
+  };
+  const recording: RenderEnv = {
+    ...env,
+    index,
+    logger: {
+      log(level, message) {
+        logs.push([level, message]);
+        env.logger.log(level, message);
+      },
+      enabled: (level) => env.logger.enabled(level),
+    },
+    envVar(name) {
+      const v = lookupVar(name, env.stepEnv);
+      lookups.push(['e', name, v ?? null]);
+      return v;
+    },
+  };
+  const c = compileModel(recording, m);
+  if (cacheable) {
+    cache.used.set(key, { sql: c.sql, pre: c.pre, post: c.post, config: c.config, dependencies: c.dependencies, template: c.template, lookups: dedupe(lookups), logs });
+  }
+  return c;
+}
+
+function dedupe(lookups: readonly Lookup[]): Lookup[] {
+  const seen = new Set<string>();
+  return lookups.filter((l) => {
+    const k = `${l[0]}\u0000${l[1]}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 /** Edges to disabled models vanish. */
 function withoutDisabledDeps(c: CompiledModel, disabled: ReadonlySet<string>): CompiledModel {
