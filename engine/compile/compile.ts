@@ -132,7 +132,11 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }
-  if (cache) saveCache(opts.cache!, cache.opened, cache.used, cache.misses > 0, opts.logger);
+  if (cache) {
+    saveCache(opts.cache!, cache.opened, cache.used, cache.rendered.length > 0, opts.logger);
+    const shown = cache.rendered.slice(0, 50).join(', ') + (cache.rendered.length > 50 ? ', …' : '');
+    opts.logger.log('debug', `compile cache: ${models.length - cache.rendered.length} of ${models.length} models from cache${cache.rendered.length > 0 ? `; rendered: ${shown}` : ''}`);
+  }
   for (const c of models) {
     if (!c.config.enabled) disabled.add(c.name.toLowerCase());
   }
@@ -196,12 +200,13 @@ interface ModelCache {
   /** Target and project-wide inputs, code stamp. */
   readonly globalKey: string;
   readonly prefixHashes: Map<string, string>;
-  misses: number;
+  /** Names of the models rendered (not taken from the cache), in project order. */
+  readonly rendered: string[];
 }
 
 function modelCache(loc: CacheLocation, env: RenderEnv, opts: CompileOptions): ModelCache {
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
-  return { opened: openCache(loc, opts.logger), used: new Map(), globalKey, prefixHashes: new Map(), misses: 0 };
+  return { opened: openCache(loc, opts.logger), used: new Map(), globalKey, prefixHashes: new Map(), rendered: [] };
 }
 
 const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
@@ -230,7 +235,7 @@ function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): Compile
     cache.used.set(key, hit);
     return { kind: 'model', name: m.name, source: m, config: hit.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template, templatePrefix: prefix };
   }
-  cache.misses++;
+  cache.rendered.push(m.name);
   const lookups: Lookup[] = [];
   const logs: [Level, string][] = [];
   let cacheable = true;
