@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
 import { duckdbCatalogName } from '../targets/duckdb/catalog.js';
-import { CACHE_DIR_NAME, type CacheLocation } from '../compile/compile-cache.js';
+import { CACHE_DIR_NAME, openCache, type CacheLocation } from '../compile/compile-cache.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
@@ -91,7 +91,9 @@ type CompiledBuild = Omit<PreparedBuild, 'selected'>;
 function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
   // -R with a root config: the child projects' files join this DAG (§17 merged mode).
   const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
-  const project = loadProject(req.path, { ...req, logger, mergeChildren });
+  const location = compileCacheLocation(resolveBuildPath(req.path), req.compileCache);
+  const cache = location ? openCache(location, logger) : undefined;
+  const project = loadProject(req.path, { ...req, logger, mergeChildren, ...(cache ? { readModelSource: cache.readSource.bind(cache) } : {}) });
   const targetName = project.settings.target ?? '';
   if (req.verb !== 'list' && targetName === '') throw new EngineError('target', NO_TARGET);
   let connection: Connection | undefined;
@@ -113,7 +115,6 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
     }
   }
   const catalog = connection?.type === 'duckdb' ? duckdbCatalogName(connection.path) : undefined;
-  const cache = compileCacheLocation(project.root, req.compileCache);
   const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, ...(catalog ? { catalog } : {}), ...(cache ? { cache } : {}) });
   return { root: project.root, compiled, targetName, connection };
 }

@@ -27,7 +27,7 @@ import type { Level, Logger } from '../log.js';
 import type { ModelConfig } from '../project/model-config.js';
 import type { IndexedNode } from './node-index.js';
 
-const FORMAT = 'service-compile-cache 1';
+const FORMAT = 'service-compile-cache 2';
 export const CACHE_DIR_NAME = '.service';
 export const CACHE_FILE_NAME = 'compile-cache';
 
@@ -38,9 +38,11 @@ export interface CacheEntry {
   readonly sql: string;
   readonly pre: readonly string[];
   readonly post: readonly string[];
-  readonly config: ModelConfig;
+  /** null: the model's own config (no config() call changed it). */
+  readonly config: ModelConfig | null;
   readonly dependencies: readonly string[];
-  readonly template: string;
+  /** null: the model's body as loaded (no `@name` or config block to replace). */
+  readonly template: string | null;
   readonly lookups: readonly Lookup[];
   readonly logs: readonly (readonly [Level, string])[];
 }
@@ -53,11 +55,20 @@ export function nodeSignature(n: IndexedNode): string {
 
 export const hashText = (text: string): string => createHash('sha256').update(text).digest('base64url');
 
+/** A model file read and split before: its front-matter mapping (or null) and body, valid while its stat stamp holds. */
+export type SourceEntry = readonly [stamp: string, config: Record<string, unknown> | null, body: string];
+
 /** The entries of one build directory, and what this process last read or wrote to its file. */
 interface Store {
-  entries: Map<string, CacheEntry>;
+  models: Map<string, CacheEntry>;
+  sources: Map<string, SourceEntry>;
   /** `mtimeMs:size` of the file when it was read or written; another value means someone else wrote it. */
   fileStamp: string | undefined;
+}
+
+interface FileBody {
+  readonly models: Record<string, CacheEntry>;
+  readonly sources: Record<string, SourceEntry>;
 }
 
 const stores = new Map<string, Store>();
@@ -79,84 +90,147 @@ function fileStampOf(file: string): string | undefined {
 }
 
 /**
- * The entries for a build directory: the in-memory store when the file has
- * not changed since this process read or wrote it, else the file's (nothing
- * when it is missing or corrupt — then the compile is a full one).
+ * A file's stat stamp, like git's index: modification and change times,
+ * size and inode. A file modified within the last two seconds gets none
+ * (its next write could keep the same times): it is read every time until
+ * it has been quiet for a while.
  */
-export function openCache(loc: CacheLocation, logger: Logger): Map<string, CacheEntry> {
-  const mem = stores.get(loc.root);
-  if (loc.dir === undefined) return mem?.entries ?? new Map();
-  const file = join(loc.dir, CACHE_FILE_NAME);
-  const stamp = fileStampOf(file);
-  if (mem && mem.fileStamp === stamp) return mem.entries;
-  if (stamp === undefined) return mem?.entries ?? new Map();
-  const entries = readCacheFile(file, logger);
-  stores.set(loc.root, { entries, fileStamp: stamp });
-  return entries;
+export function statStamp(abs: string, now: number): string | undefined {
+  try {
+    const st = statSync(abs);
+    if (now - st.mtimeMs < 2000 || now - st.ctimeMs < 2000) return undefined;
+    return `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
-function readCacheFile(file: string, logger: Logger): Map<string, CacheEntry> {
+/** One compile's use of the cache: what was there, what this compile used or made. */
+export class CacheSession {
+  readonly usedModels = new Map<string, CacheEntry>();
+  readonly usedSources = new Map<string, SourceEntry>();
+  /** Entries made by this compile (not taken from the cache). */
+  fresh = 0;
+  private readonly now = Date.now();
+
+  constructor(
+    readonly location: CacheLocation,
+    private readonly opened: Store,
+  ) {}
+
+  model(key: string): CacheEntry | undefined {
+    return this.opened.models.get(key);
+  }
+
+  keepModel(key: string, e: CacheEntry, made: boolean): void {
+    this.usedModels.set(key, e);
+    if (made) this.fresh++;
+  }
+
+  /**
+   * A model file's text split into front-matter and body: from the cache when
+   * its stat stamp is unchanged, else read (and parsed by `parse`).
+   */
+  readSource(abs: string, parse: (text: string) => { config: Record<string, unknown> | null; body: string }): { config: Record<string, unknown> | null; body: string } {
+    const stamp = statStamp(abs, this.now);
+    const hit = stamp === undefined ? undefined : this.opened.sources.get(abs);
+    if (hit !== undefined && hit[0] === stamp) {
+      this.usedSources.set(abs, hit);
+      return { config: hit[1], body: hit[2] };
+    }
+    const parsed = parse(readFileSync(abs, 'utf8'));
+    if (stamp !== undefined) {
+      this.usedSources.set(abs, [stamp, parsed.config, parsed.body]);
+      this.fresh++;
+    }
+    return parsed;
+  }
+
+  /**
+   * Keeps this compile's entries in memory and, with a directory, writes them
+   * to the file — only when they differ from what was opened, so an
+   * unchanged project writes nothing. Model entries of other variants
+   * (another target, --prod vs dev) stay, up to as many again as this compile
+   * used, so switching between two variants does not thrash.
+   */
+  save(logger: Logger): void {
+    const loc = this.location;
+    const models = new Map(this.usedModels);
+    for (const [k, e] of this.opened.models) {
+      if (models.size >= this.usedModels.size * 2 + 16) break;
+      if (!models.has(k)) models.set(k, e);
+    }
+    const sources = this.usedSources;
+    const dirty = this.fresh > 0 || models.size !== this.opened.models.size || sources.size !== this.opened.sources.size;
+    if (!dirty) {
+      stores.set(loc.root, this.opened);
+      return;
+    }
+    if (loc.dir === undefined) {
+      stores.set(loc.root, { models, sources, fileStamp: undefined });
+      return;
+    }
+    const file = join(loc.dir, CACHE_FILE_NAME);
+    try {
+      mkdirSync(loc.dir, { recursive: true });
+      // The folder holds only generated files: git (and tools that read .gitignore) skip it.
+      const ignore = join(loc.dir, '.gitignore');
+      if (fileStampOf(ignore) === undefined) writeFileSync(ignore, '# generated by service: safe to delete\n*\n');
+      const body: FileBody = { models: Object.fromEntries(models), sources: Object.fromEntries(sources) };
+      const text = JSON.stringify(body);
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, `${FORMAT} ${hashText(text)}\n${text}`);
+      renameSync(tmp, file);
+      stores.set(loc.root, { models, sources, fileStamp: fileStampOf(file) });
+    } catch (err) {
+      // A read-only project still builds: the cache stays in memory for this process.
+      logger.log('debug', `compile cache not written to ${file}: ${(err as Error).message}`);
+      stores.set(loc.root, { models, sources, fileStamp: undefined });
+    }
+  }
+}
+
+/**
+ * Opens the cache of a build directory: the in-memory store when the file
+ * has not changed since this process read or wrote it, else the file's
+ * (nothing when it is missing or corrupt — then the compile is a full one).
+ */
+export function openCache(loc: CacheLocation, logger: Logger): CacheSession {
+  const empty = (): Store => ({ models: new Map(), sources: new Map(), fileStamp: undefined });
+  const mem = stores.get(loc.root);
+  if (loc.dir === undefined) return new CacheSession(loc, mem ?? empty());
+  const file = join(loc.dir, CACHE_FILE_NAME);
+  const stamp = fileStampOf(file);
+  if (mem && mem.fileStamp === stamp) return new CacheSession(loc, mem);
+  if (stamp === undefined) return new CacheSession(loc, mem ?? empty());
+  const read = readCacheFile(file, logger);
+  const store: Store = read ? { models: new Map(Object.entries(read.models)), sources: new Map(Object.entries(read.sources)), fileStamp: stamp } : empty();
+  return new CacheSession(loc, store);
+}
+
+function readCacheFile(file: string, logger: Logger): FileBody | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     logger.log('debug', `compile cache ${file} not read (${(err as Error).message}); compiling every model`);
-    return new Map();
+    return undefined;
   }
   const nl = text.indexOf('\n');
   const head = nl < 0 ? text : text.slice(0, nl);
   const body = nl < 0 ? '' : text.slice(nl + 1);
-  const [format, sum] = [head.slice(0, head.lastIndexOf(' ')), head.slice(head.lastIndexOf(' ') + 1)];
-  if (format !== FORMAT || sum !== hashText(body)) {
+  const cut = head.lastIndexOf(' ');
+  if (head.slice(0, cut) !== FORMAT || head.slice(cut + 1) !== hashText(body)) {
     logger.log('debug', `compile cache ${file} is stale or corrupt; compiling every model`);
-    return new Map();
+    return undefined;
   }
   try {
-    const parsed = JSON.parse(body) as Record<string, CacheEntry>;
-    return new Map(Object.entries(parsed));
+    const parsed = JSON.parse(body) as FileBody;
+    if (typeof parsed.models !== 'object' || typeof parsed.sources !== 'object' || parsed.models === null || parsed.sources === null) throw new Error('bad shape');
+    return parsed;
   } catch {
     logger.log('debug', `compile cache ${file} is corrupt; compiling every model`);
-    return new Map();
-  }
-}
-
-/**
- * Keeps `used` (this compile's entries) in memory and, with a directory,
- * writes them to the file — only when they differ from what was opened, so
- * an unchanged project writes nothing. Entries of other variants (another
- * target, --prod vs dev) that were in the file stay, up to as many again as
- * this compile used, so switching between two variants does not thrash.
- */
-export function saveCache(loc: CacheLocation, opened: Map<string, CacheEntry>, used: Map<string, CacheEntry>, changed: boolean, logger: Logger): void {
-  const keep = new Map(used);
-  for (const [k, e] of opened) {
-    if (keep.size >= used.size * 2 + 16) break;
-    if (!keep.has(k)) keep.set(k, e);
-  }
-  const dirty = changed || keep.size !== opened.size;
-  if (loc.dir === undefined) {
-    stores.set(loc.root, { entries: keep, fileStamp: undefined });
-    return;
-  }
-  if (!dirty) {
-    stores.set(loc.root, { entries: opened, fileStamp: stores.get(loc.root)?.fileStamp ?? fileStampOf(join(loc.dir, CACHE_FILE_NAME)) });
-    return;
-  }
-  const file = join(loc.dir, CACHE_FILE_NAME);
-  try {
-    mkdirSync(loc.dir, { recursive: true });
-    // The folder holds only generated files: git (and tools that read .gitignore) skip it.
-    const ignore = join(loc.dir, '.gitignore');
-    if (fileStampOf(ignore) === undefined) writeFileSync(ignore, '# generated by service: safe to delete\n*\n');
-    const body = JSON.stringify(Object.fromEntries(keep));
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${FORMAT} ${hashText(body)}\n${body}`);
-    renameSync(tmp, file);
-    stores.set(loc.root, { entries: keep, fileStamp: fileStampOf(file) });
-  } catch (err) {
-    // A read-only project still builds: the cache stays in memory for this process.
-    logger.log('debug', `compile cache not written to ${file}: ${(err as Error).message}`);
-    stores.set(loc.root, { entries: keep, fileStamp: undefined });
+    return undefined;
   }
 }
 

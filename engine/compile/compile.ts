@@ -15,7 +15,7 @@ import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
 import { suggestions } from '../suggest.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
-import { compilerCodeStamp, hashText, nodeSignature, openCache, saveCache, type CacheEntry, type CacheLocation, type Lookup } from './compile-cache.js';
+import { compilerCodeStamp, hashText, nodeSignature, type CacheEntry, type CacheSession, type Lookup } from './compile-cache.js';
 import { lookupVar } from '../home-env.js';
 import type { Level } from '../log.js';
 import { macroScopes } from './macros.js';
@@ -70,11 +70,8 @@ export interface CompileOptions {
   readonly fullRefresh?: boolean;
   /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
   readonly catalog?: string;
-  /**
-   * The compile cache (compile-cache.ts): where it lives. Omitted: no cache
-   * at all. `dir` omitted: kept in this process's memory only (the daemon).
-   */
-  readonly cache?: CacheLocation;
+  /** The compile cache (compile-cache.ts), opened before the project was loaded; omitted: none. Saved after the models render. */
+  readonly cache?: CacheSession;
 }
 
 /**
@@ -133,7 +130,7 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }
   if (cache) {
-    saveCache(opts.cache!, cache.opened, cache.used, cache.rendered.length > 0, opts.logger);
+    cache.session.save(opts.logger);
     const shown = cache.rendered.slice(0, 50).join(', ') + (cache.rendered.length > 50 ? ', …' : '');
     opts.logger.log('debug', `compile cache: ${models.length - cache.rendered.length} of ${models.length} models from cache${cache.rendered.length > 0 ? `; rendered: ${shown}` : ''}`);
   }
@@ -195,8 +192,7 @@ function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
 }
 
 interface ModelCache {
-  readonly opened: Map<string, CacheEntry>;
-  readonly used: Map<string, CacheEntry>;
+  readonly session: CacheSession;
   /** Target and project-wide inputs, code stamp. */
   readonly globalKey: string;
   readonly prefixHashes: Map<string, string>;
@@ -204,9 +200,9 @@ interface ModelCache {
   readonly rendered: string[];
 }
 
-function modelCache(loc: CacheLocation, env: RenderEnv, opts: CompileOptions): ModelCache {
+function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions): ModelCache {
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
-  return { opened: openCache(loc, opts.logger), used: new Map(), globalKey, prefixHashes: new Map(), rendered: [] };
+  return { session, globalKey, prefixHashes: new Map(), rendered: [] };
 }
 
 const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
@@ -229,11 +225,11 @@ function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): Compile
     cache.prefixHashes.set(prefix, prefixHash);
   }
   const key = hashText(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
-  const hit = cache.opened.get(key);
+  const hit = cache.session.model(key);
   if (hit !== undefined && stillValid(env, hit)) {
     for (const [level, message] of hit.logs) env.logger.log(level, message);
-    cache.used.set(key, hit);
-    return { kind: 'model', name: m.name, source: m, config: hit.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template, templatePrefix: prefix };
+    cache.session.keepModel(key, hit, false);
+    return { kind: 'model', name: m.name, source: m, config: hit.config ?? m.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template ?? m.body, templatePrefix: prefix };
   }
   cache.rendered.push(m.name);
   const lookups: Lookup[] = [];
@@ -273,7 +269,9 @@ function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): Compile
   };
   const c = compileModel(recording, m);
   if (cacheable) {
-    cache.used.set(key, { sql: c.sql, pre: c.pre, post: c.post, config: c.config, dependencies: c.dependencies, template: c.template, lookups: dedupe(lookups), logs });
+    const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
+    const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), logs };
+    cache.session.keepModel(key, entry, true);
   }
   return c;
 }
