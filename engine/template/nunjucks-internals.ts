@@ -52,6 +52,8 @@ export interface NjCompiler {
   getCode(): string;
   compileSet(node: NjNode, frame: NjFrame): void;
   compileFor(node: NjNode, frame: NjFrame): void;
+  compileLiteral(node: NjNode, frame: NjFrame): void;
+  compilePair(node: NjNode, frame: NjFrame): void;
 }
 
 export type NjCompilerClass = (new (templateName: string, throwOnUndefined: boolean) => NjCompiler) & {
