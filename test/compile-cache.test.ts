@@ -202,3 +202,29 @@ test('a model that fails to render is never cached: its error comes back every t
   const warn = (e: string) => logLines(e).filter((l) => l.startsWith('WRN'));
   assert.deepEqual(warn(second.err), warn(first.err));
 });
+
+test('files unchanged by their stat stamp come from the cache; an edit, even of the same size, is always seen', async () => {
+  const dir = duckProject(FILES, 'target: DUCK\nvars: {limit_n: 5}\n');
+  // Files written in the last two seconds are never trusted by their stamp: let them age.
+  await new Promise((r) => setTimeout(r, 2100));
+  const reference = await cold(dir);
+  await fresh(dir);
+  const file = join(dir, '.service', 'compile-cache');
+  assert.match(readFileSync(file, 'utf8'), /"sources":\{"[^"]+plain\.sql":\[/);
+  assert.equal((await fresh(dir)).out, reference);
+  // Same size, new text, written just now: read again, never the cached body.
+  writeFiles(dir, { 'marts/plain.sql': 'select 24 as answer\n' });
+  const r = await fresh(dir);
+  assert.deepEqual(r.rendered, ['plain']);
+  assert.match(r.out, /select 24 as answer/);
+  assert.equal(r.out, await cold(dir));
+  // Once it has aged, it is cached by its stamp; a later edit that ages past the window before the next
+  // compile has a new stamp, which does not match the cached one.
+  await new Promise((res) => setTimeout(res, 2100));
+  assert.equal((await fresh(dir)).rendered, 'all-cached');
+  writeFiles(dir, { 'marts/plain.sql': 'select 25 as answer\n' });
+  await new Promise((res) => setTimeout(res, 2100));
+  const aged = await fresh(dir);
+  assert.deepEqual(aged.rendered, ['plain']);
+  assert.match(aged.out, /select 25 as answer/);
+});
