@@ -49,9 +49,17 @@ export interface CacheEntry {
 
 /** A node's identity as far as a render that found it can tell: its name, kind and every name form. */
 export function nodeSignature(n: IndexedNode): string {
-  const m = n.naming;
-  return `${n.name}\u0001${n.kind}\u0001${m.database ?? ''}\u0001${m.schema}\u0001${m.name}\u0001${m.prodName}\u0001${m.fullName}`;
+  let sig = signatures.get(n);
+  if (sig === undefined) {
+    const m = n.naming;
+    sig = `${n.name}\u0001${n.kind}\u0001${m.database ?? ''}\u0001${m.schema}\u0001${m.name}\u0001${m.prodName}\u0001${m.fullName}`;
+    signatures.set(n, sig);
+  }
+  return sig;
 }
+
+/** Index nodes are immutable and looked up by many models: one signature each. */
+const signatures = new WeakMap<IndexedNode, string>();
 
 export const hashText = (text: string): string => createHash('sha256').update(text).digest('base64url');
 
