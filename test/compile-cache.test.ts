@@ -8,7 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { prepareBuild } from '../engine/build/prepare.js';
 import { clearCompileCacheMemory } from '../engine/compile/compile-cache.js';
+import { loadConnections } from '../engine/connections/index.js';
 import { build, compiledNode, duckProject, logLines, withEnv, writeFiles } from './helpers/build-cli.js';
 
 const FILES: Record<string, string> = {
@@ -227,4 +229,24 @@ test('files unchanged by their stat stamp come from the cache; an edit, even of 
   const aged = await fresh(dir);
   assert.deepEqual(aged.rendered, ['plain']);
   assert.match(aged.out, /select 25 as answer/);
+});
+
+test("the daemon's path (prepareBuild, memory cache by default) keeps the project in memory, re-renders only the changed file and writes nothing into the project", async () => {
+  const dir = duckProject(FILES, 'target: DUCK\nvars: {limit_n: 5}\n');
+  const lines: string[] = [];
+  const logger = { log: (_l: string, m: string) => void lines.push(m), enabled: () => true };
+  const prepare = () => {
+    lines.length = 0;
+    const p = prepareBuild({ verb: 'compile', path: dir, select: [], exclude: [], connections: loadConnections({ projectEnvFile: join(dir, 'env.yaml'), env: {} }) }, logger);
+    return { sql: p.compiled.nodes.map((n) => (n.kind === 'model' ? n.sql : '')).join('\n'), line: lines.find((l) => l.startsWith('compile cache: ')) };
+  };
+  clearCompileCacheMemory();
+  const first = prepare();
+  assert.match(first.line!, /^compile cache: 0 of 5 models from cache; rendered: /);
+  assert.equal(prepare().line, 'compile cache: 5 of 5 models from cache');
+  writeFiles(dir, { 'marts/plain.sql': 'select 44 as answer\n' });
+  const edited = prepare();
+  assert.equal(edited.line, 'compile cache: 4 of 5 models from cache; rendered: plain');
+  assert.match(edited.sql, /select 44 as answer/);
+  assert.ok(!existsSync(join(dir, '.service')), 'nothing written into the project');
 });
