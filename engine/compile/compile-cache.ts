@@ -282,16 +282,16 @@ export function clearCompileCacheMemory(): void {
 let codeStamp: string | undefined;
 
 /**
- * A stamp of the code that renders: the size and modification time of every
- * module of the compiler, templating, SQL and project-loading folders (as
- * installed or built), so an upgrade or a rebuild never reuses output of
- * other code.
+ * A stamp of the code that renders: the Node version and the size and
+ * modification time of every module of the engine's top folder and its
+ * compiler, templating, SQL and project-loading folders (as installed or
+ * built), so an upgrade or a rebuild never reuses output of other code.
  */
 export function compilerCodeStamp(): string {
   if (codeStamp !== undefined) return codeStamp;
   const engineDir = dirname(dirname(fileURLToPath(import.meta.url)));
-  const parts: string[] = [FORMAT];
-  for (const sub of ['compile', 'template', 'sql', 'project']) {
+  const parts: string[] = [FORMAT, process.version];
+  for (const sub of ['', 'compile', 'template', 'sql', 'project']) {
     const d = join(engineDir, sub);
     let names: string[];
     try {
