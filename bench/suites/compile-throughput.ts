@@ -2,20 +2,29 @@
  * Suite 1 — compile throughput. Generated projects of 1,000 and 10,000
  * models (500 and 1,000 in --quick; generate-project.ts); `service build
  * list` and `service build compile` spawned as a user runs them, timed from
- * spawn to exit, peak RSS and CPU from /usr/bin/time. Baseline (the floor
- * for our work): a plain script that reads the same files and renders each
- * template once with stock nunjucks (floor/render-floor.mjs), spawned the
- * same way.
+ * spawn to exit, peak RSS and CPU from /usr/bin/time:
+ * - `list` and `compile (cold)`: no compile cache (its folder removed before each run);
+ * - `compile (warm)`: the unchanged project again, from `<dir>/.service/compile-cache`;
+ * - `one changed file`: in this process, the daemon's path (prepareBuild with
+ *   the in-memory cache, compiled twice before), one model file edited, then
+ *   compiled again; the best of 3 edits.
+ * Baseline (the floor for our work): a plain script that reads the same
+ * files and renders each template once with stock nunjucks
+ * (floor/render-floor.mjs), spawned the same way.
  */
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateProject } from '../generate-project.js';
+import { prepareBuild } from '../../engine/build-plan/prepare.js';
+import { folderOf, generateProject, modelName } from '../generate-project.js';
 import { best, int, mb, ms, rate, type Row } from '../lib/report.js';
 import { runCli, runScript, type TimedRun } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
 const FLOOR = fileURLToPath(new URL('../floor/render-floor.mjs', import.meta.url));
-export const COMPILE_TARGET_MS = 5000;
+export const COMPILE_TARGET_MS = 1500;
+export const WARM_TARGET_MS = 300;
+export const CHANGED_TARGET_MS = 50;
 const TARGET_MODELS = 10_000;
 
 async function repeat(times: number, fn: () => Promise<TimedRun>): Promise<TimedRun[]> {
@@ -37,23 +46,30 @@ export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
     const floorRuns = await repeat(reps, () => runScript(FLOOR, [dir, JSON.stringify({ limit_n: 100 })], { env }, 'render-floor.mjs'));
     const floor = best(floorRuns, (r) => r.wallMs);
     const floorLoop = (JSON.parse(floor.stdout) as { loopMs: number }).loopMs;
-    for (const command of ['list', 'compile'] as const) {
-      ctx.progress(`compile: ${int(models)} models, build ${command} ×${reps}`);
-      const runs = await repeat(reps, () => runCli(['build', command, dir], { env }));
+    const cacheDir = join(dir, '.service');
+    for (const variant of ['list', 'compile', 'warm'] as const) {
+      const command = variant === 'list' ? 'list' : 'compile';
+      ctx.progress(`compile: ${int(models)} models, build ${command}${variant === 'warm' ? ' (warm)' : ''} ×${reps}`);
+      if (variant === 'warm') await runCli(['build', 'compile', dir], { env }); // fills the cache (not timed)
+      const runs = await repeat(reps, () => {
+        if (variant !== 'warm') rmSync(cacheDir, { recursive: true, force: true });
+        return runCli(['build', command, dir], { env });
+      });
       const ours = best(runs, (r) => r.wallMs);
-      const isTarget = command === 'compile' && models === TARGET_MODELS;
+      const limit = variant === 'warm' ? WARM_TARGET_MS : COMPILE_TARGET_MS;
+      const isTarget = variant !== 'list' && models === TARGET_MODELS;
       rows.push({
-        id: `compile.${models}.${command}`,
-        label: `1. ${command} ${int(models)} models`,
-        ours: `${ms(ours.wallMs)} · ${rate((models * 1000) / ours.wallMs, 'models')} · ${mb(ours.maxRss)}`,
+        id: variant === 'warm' ? `compile.${models}.warm` : `compile.${models}.${command}`,
+        label: `1. ${variant === 'warm' ? 'compile (warm cache)' : variant === 'compile' ? 'compile (cold)' : 'list'} ${int(models)} models`,
+        ours: `${ms(ours.wallMs)} (CPU ${ms(ours.cpuMs)}) · ${rate((models * 1000) / ours.wallMs, 'models')} · ${mb(ours.maxRss)}`,
         baseline: `floor ${ms(floor.wallMs)} · ${mb(floor.maxRss)}`,
         ratio: ours.wallMs / floor.wallMs,
         ...(isTarget
           ? {
               target: {
-                text: '≤ 5 s',
-                met: ours.wallMs <= COMPILE_TARGET_MS,
-                ...(ours.wallMs > COMPILE_TARGET_MS ? { miss: `+${ms(ours.wallMs - COMPILE_TARGET_MS)} (${(((ours.wallMs - COMPILE_TARGET_MS) / COMPILE_TARGET_MS) * 100).toFixed(0)}%)` } : {}),
+                text: `≤ ${ms(limit)}`,
+                met: ours.wallMs <= limit,
+                ...(ours.wallMs > limit ? { miss: `+${ms(ours.wallMs - limit)} (${(((ours.wallMs - limit) / limit) * 100).toFixed(0)}%)` } : {}),
               },
             }
           : {}),
@@ -71,10 +87,59 @@ export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
         },
       });
     }
+    rows.push(changedFileRow(dir, models, floor.wallMs, ctx));
     if (ctx.profileDir && models === sizes[sizes.length - 1]) {
       ctx.progress('compile: profiling build compile (extra run, not timed)');
       await runCli(['build', 'compile', dir], { env, nodeFlags: ['--cpu-prof', '--cpu-prof-dir', join(ctx.profileDir, `compile-${models}`)] });
     }
   }
   return rows;
+}
+
+/** The daemon's recompile after one edit: prepareBuild in this process with the in-memory cache. */
+function changedFileRow(dir: string, models: number, floorWallMs: number, ctx: SuiteContext): Row {
+  ctx.progress(`compile: ${int(models)} models, one changed file in a running process ×3`);
+  const saved = process.env.BENCH;
+  process.env.BENCH = ctx.db.url;
+  const logger = { log: () => {}, enabled: () => false };
+  const compile = () => prepareBuild({ verb: 'compile', path: dir, select: [], exclude: [], compileCache: 'memory' }, logger);
+  const times: { wallMs: number; cpuMs: number }[] = [];
+  try {
+    compile();
+    compile();
+    for (const i of [1, Math.floor(models / 2), models - 1]) {
+      const file = join(dir, folderOf(i), `${modelName(i, models)}.sql`);
+      const before = readFileSync(file, 'utf8');
+      appendFileSync(file, `-- edited ${i}\n`);
+      const cpu = process.cpuUsage();
+      const t0 = performance.now();
+      compile();
+      const wallMs = performance.now() - t0;
+      const used = process.cpuUsage(cpu);
+      times.push({ wallMs, cpuMs: (used.user + used.system) / 1000 });
+      writeFileSync(file, before);
+    }
+  } finally {
+    if (saved === undefined) delete process.env.BENCH;
+    else process.env.BENCH = saved;
+  }
+  const ours = best(times, (r) => r.wallMs);
+  const isTarget = models === TARGET_MODELS;
+  return {
+    id: `compile.${models}.changed`,
+    label: `1. one changed file, running process ${int(models)} models`,
+    ours: `${ms(ours.wallMs)} (CPU ${ms(ours.cpuMs)})`,
+    baseline: `floor ${ms(floorWallMs)} (whole project)`,
+    ratio: ours.wallMs / floorWallMs,
+    ...(isTarget
+      ? {
+          target: {
+            text: `≤ ${ms(CHANGED_TARGET_MS)}`,
+            met: ours.wallMs <= CHANGED_TARGET_MS,
+            ...(ours.wallMs > CHANGED_TARGET_MS ? { miss: `+${ms(ours.wallMs - CHANGED_TARGET_MS)} (${(((ours.wallMs - CHANGED_TARGET_MS) / CHANGED_TARGET_MS) * 100).toFixed(0)}%)` } : {}),
+          },
+        }
+      : {}),
+    data: { models, wallMs: ours.wallMs, cpuMs: ours.cpuMs, all: times, floorWallMs },
+  };
 }

@@ -28,6 +28,8 @@ export function toRequest(args: BuildArgs, command: BuildCommand, path = args.pa
     recursive: args.recursive,
     fullRefresh: args.fullRefresh,
     ...(args.profilesDir !== undefined ? { profilesDir: args.profilesDir } : {}),
+    // A command-line build keeps its compile cache in <build dir>/.service/ for the next command.
+    compileCache: 'disk',
   };
 }
 

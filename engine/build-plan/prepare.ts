@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
 import { duckdbCatalogName } from '../targets/duckdb/catalog.js';
+import { CACHE_DIR_NAME, openCache, type CacheLocation } from '../compile/compile-cache.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
@@ -45,6 +46,12 @@ export interface BuildRequest {
    * `build` step passes the build directory; the command line keeps the process's.
    */
   readonly cwd?: string;
+  /**
+   * The compile cache: `disk` (command-line builds: `<build dir>/.service/`),
+   * `memory` (default: this process only — the daemon), `off`. The
+   * environment variable SERVICE_COMPILE_CACHE=off turns it off everywhere.
+   */
+  readonly compileCache?: 'disk' | 'memory' | 'off';
 }
 
 export interface PreparedBuild {
@@ -97,7 +104,9 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
   }
   // -R with a root config: the child projects' files join this DAG (merged `-R` mode).
   const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
-  const project = loadProject(req.path, { ...req, logger, mergeChildren });
+  const location = compileCacheLocation(resolveBuildPath(req.path), req.compileCache);
+  const cache = location ? openCache(location, logger) : undefined;
+  const project = loadProject(req.path, { ...req, logger, mergeChildren, ...(cache ? { readModelSource: cache.readSource.bind(cache) } : {}) });
   if (project.config.dbtProject === null && isDbtProject(buildRoot)) {
     logger.log('warn', `dbt_project.yml is not read: ${project.config.fileRel} makes this a project of service build's own format (remove it to build the dbt project)`);
   }
@@ -122,8 +131,14 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
     }
   }
   const catalog = connection?.type === 'duckdb' ? duckdbCatalogName(connection.path) : undefined;
-  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, ...(catalog ? { catalog } : {}) });
+  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, ...(catalog ? { catalog } : {}), ...(cache ? { cache } : {}) });
   return { root: project.root, compiled, targetName, connection };
+}
+
+function compileCacheLocation(root: string, mode: BuildRequest['compileCache']): CacheLocation | undefined {
+  const off = (process.env.SERVICE_COMPILE_CACHE ?? '').toLowerCase();
+  if (mode === 'off' || off === 'off' || off === '0' || off === 'false') return undefined;
+  return mode === 'disk' ? { root, dir: join(root, CACHE_DIR_NAME) } : { root };
 }
 
 export interface SubProjectResult {

@@ -16,8 +16,11 @@ import type { NodeName } from '../project/naming.js';
 import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
 import { suggestions } from '../suggest.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
+import { compilerCodeStamp, hashText, nodeSignature, type CacheEntry, type CacheSession, type Lookup } from './compile-cache.js';
+import { lookupVar } from '../home-env.js';
+import type { Level } from '../log.js';
 import { macroScopes } from './macros.js';
-import { NodeIndex } from './node-index.js';
+import { NodeIndex, type IndexedNode, type NodeLookup } from './node-index.js';
 import { DEFAULT_INCREMENTAL, prepareTemplate, renderModel, type RenderEnv } from './render-model.js';
 
 export type TargetType = 'postgres' | 'duckdb' | '';
@@ -93,6 +96,8 @@ export interface CompileOptions {
   readonly fullRefresh?: boolean;
   /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
   readonly catalog?: string;
+  /** The compile cache (compile-cache.ts), opened before the project was loaded; omitted: none. Saved after the models render. */
+  readonly cache?: CacheSession;
 }
 
 /**
@@ -144,10 +149,16 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
   const deps = new Map<string, string[]>();
   const disabled = new Set<string>();
   const models: CompiledModel[] = [];
+  const cache = opts.cache ? modelCache(opts.cache, env, opts) : undefined;
   try {
-    for (const m of project.models) models.push(compileModel(env, m));
+    for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : compileModel(env, m));
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
+  }
+  if (cache) {
+    cache.session.save(opts.logger);
+    const shown = cache.rendered.slice(0, 50).join(', ') + (cache.rendered.length > 50 ? ', …' : '');
+    opts.logger.log('debug', `compile cache: ${models.length - cache.rendered.length} of ${models.length} models from cache${cache.rendered.length > 0 ? `; rendered: ${shown}` : ''}`);
   }
   for (const c of models) {
     if (!c.config.enabled) disabled.add(c.name.toLowerCase());
@@ -205,6 +216,103 @@ function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
     templatePrefix: prepared.prefix,
   };
 }
+
+interface ModelCache {
+  readonly session: CacheSession;
+  /** Target and project-wide inputs, code stamp. */
+  readonly globalKey: string;
+  readonly prefixHashes: Map<string, string>;
+  /** Names of the models rendered (not taken from the cache), in project order. */
+  readonly rendered: string[];
+}
+
+function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions): ModelCache {
+  const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
+  return { session, globalKey, prefixHashes: new Map(), rendered: [] };
+}
+
+const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
+
+/** Whether every lookup the entry's render made still gets the same answer. */
+function stillValid(env: RenderEnv, e: CacheEntry): boolean {
+  for (const [kind, query, answer] of e.lookups) {
+    const now = kind === 'r' ? signatureOf(env.index.resolve(query)) : kind === 'f' ? signatureOf(env.index.fullNameMatch(query)) : (lookupVar(query, env.stepEnv) ?? null);
+    if (now !== answer) return false;
+  }
+  return true;
+}
+
+/** A model from the cache when its inputs and lookups are unchanged, else rendered (and recorded for the next compile). */
+function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): CompiledModel {
+  const prefix = env.macros.prefixFor(dirOf(m.rel));
+  let prefixHash = cache.prefixHashes.get(prefix);
+  if (prefixHash === undefined) {
+    prefixHash = hashText(prefix);
+    cache.prefixHashes.set(prefix, prefixHash);
+  }
+  const key = hashText(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
+  const hit = cache.session.model(key);
+  if (hit !== undefined && stillValid(env, hit)) {
+    for (const [level, message] of hit.logs) env.logger.log(level, message);
+    cache.session.keepModel(key, hit, false);
+    return { kind: 'model', name: m.name, source: m, config: hit.config ?? m.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template ?? m.body, templatePrefix: prefix };
+  }
+  cache.rendered.push(m.name);
+  const lookups: Lookup[] = [];
+  const logs: [Level, string][] = [];
+  let cacheable = true;
+  const index: NodeLookup = {
+    get all() {
+      cacheable = false; // only error paths list every node
+      return env.index.all;
+    },
+    resolve(text) {
+      const n = env.index.resolve(text);
+      lookups.push(['r', text, signatureOf(n)]);
+      return n;
+    },
+    fullNameMatch(text) {
+      const n = env.index.fullNameMatch(text);
+      lookups.push(['f', text, signatureOf(n)]);
+      return n;
+    },
+  };
+  const recording: RenderEnv = {
+    ...env,
+    index,
+    logger: {
+      log(level, message) {
+        logs.push([level, message]);
+        env.logger.log(level, message);
+      },
+      enabled: (level) => env.logger.enabled(level),
+    },
+    envVar(name) {
+      const v = lookupVar(name, env.stepEnv);
+      lookups.push(['e', name, v ?? null]);
+      return v;
+    },
+  };
+  const c = compileModel(recording, m);
+  if (cacheable) {
+    const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
+    const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), logs };
+    cache.session.keepModel(key, entry, true);
+  }
+  return c;
+}
+
+function dedupe(lookups: readonly Lookup[]): Lookup[] {
+  const seen = new Set<string>();
+  return lookups.filter((l) => {
+    const k = `${l[0]}\u0000${l[1]}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 /** Edges to disabled models vanish. */
 function withoutDisabledDeps(c: CompiledModel, disabled: ReadonlySet<string>): CompiledModel {

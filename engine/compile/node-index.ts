@@ -13,7 +13,14 @@ export interface IndexedNode {
   readonly naming: NodeName;
 }
 
-export class NodeIndex {
+/** What a render may ask of the nodes (NodeIndex, or a cache's recording view of it). */
+export interface NodeLookup {
+  readonly all: readonly IndexedNode[];
+  resolve(text: string): IndexedNode | undefined;
+  fullNameMatch(text: string): IndexedNode | undefined;
+}
+
+export class NodeIndex implements NodeLookup {
   private readonly byName = new Map<string, IndexedNode>();
   private readonly byProd = new Map<string, IndexedNode>();
   private readonly byFull = new Map<string, IndexedNode>();

@@ -20,7 +20,7 @@ import { callArgs } from '../template/call-args.js';
 import { rewriteConfigBlocks } from '../template/config-block.js';
 import type { TemplateEngine } from '../template/template-engine.js';
 import type { MacroScopes } from './macros.js';
-import type { IndexedNode, NodeIndex } from './node-index.js';
+import type { IndexedNode, NodeLookup } from './node-index.js';
 
 export interface IncrementalContext {
   readonly isIncremental: boolean;
@@ -34,12 +34,14 @@ export const DEFAULT_INCREMENTAL: IncrementalContext = { isIncremental: false, w
 
 export interface RenderEnv {
   readonly engine: TemplateEngine;
-  readonly index: NodeIndex;
+  readonly index: NodeLookup;
   readonly macros: MacroScopes;
   readonly vars: Readonly<Record<string, unknown>>;
   readonly target: { readonly name: string; readonly type: string; readonly schema: string };
   readonly logger: Logger;
   readonly stepEnv?: Readonly<Record<string, string>>;
+  /** `env_var()` lookups; default: the step env, the process env, then the home env file. The compile cache records them. */
+  readonly envVar?: (name: string) => string | undefined;
 }
 
 export interface RenderedModel {
@@ -117,7 +119,7 @@ export function renderModel(env: RenderEnv, model: RenderableModel, prepared: Pr
       const { positional } = callArgs(args);
       if (positional.length === 0) throw new EngineError('compile', 'env_var() requires a variable name argument');
       const name = String(positional[0]);
-      const v = lookupVar(name, env.stepEnv);
+      const v = env.envVar ? env.envVar(name) : lookupVar(name, env.stepEnv);
       if (v !== undefined) return v;
       if (positional.length >= 2) return positional[1];
       throw new EngineError('compile', `env_var('${name}') is not set and no default was given`);

@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { loadConfig, resolveSettings, type BuildConfig, type Settings, type SettingsFlags } from './config.js';
 import type { DataTest } from './data-tests.js';
 import { discover, unusedReason, type DiscoveredFile, type SeedFormat } from './discover.js';
-import { parseFrontMatter } from './front-matter.js';
+import { parseFrontMatter, type FrontMatter } from './front-matter.js';
 import { defaultModelConfig, incrementalStyle, mergeFrontMatter, validateModelConfig, type IncrementalStyle, type ModelConfig } from './model-config.js';
 import { loadChildConfigs, type ChildConfig } from './merged-config.js';
 import { nameNode, type NodeName } from './naming.js';
@@ -67,6 +67,8 @@ export interface LoadOptions extends SettingsFlags {
   readonly stepEnv?: Readonly<Record<string, string>>;
   /** `-R` merged mode: child project directories whose files join this DAG. */
   readonly mergeChildren?: readonly string[];
+  /** Reads a model file and splits its front-matter with `parse` (the compile cache answers unchanged files from its stat stamps). */
+  readonly readModelSource?: (abs: string, parse: (text: string) => FrontMatter) => FrontMatter;
 }
 
 /** Resolves and checks the build path. */
@@ -120,7 +122,7 @@ export function loadWithConfig(root: string, config: BuildConfig, settings: Sett
       seeds.push({ kind: 'seed', name: f.name, file: f.file, rel: f.rel, abs: f.abs, format: f.format!, naming });
       continue;
     }
-    models.push(loadModel(f, scope, settings, opts.logger));
+    models.push(loadModel(f, scope, settings, opts.logger, opts.readModelSource));
   }
   return { root, config, settings, models, seeds, macros };
 }
@@ -143,9 +145,8 @@ interface Scope {
   readonly vars?: Readonly<Record<string, unknown>>;
 }
 
-function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger): ModelSource {
-  const source = readFileSync(f.abs, 'utf8');
-  const fm = parseFrontMatter(f.name, source);
+function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger, read?: LoadOptions['readModelSource']): ModelSource {
+  const fm = read ? read(f.abs, (text) => parseFrontMatter(f.name, text)) : parseFrontMatter(f.name, readFileSync(f.abs, 'utf8'));
   const merged = fm.config ? mergeFrontMatter(f.name, base, fm.config, logger) : base;
   const style = incrementalStyle(f.name, fm.body);
   const tests = validateModelConfig(f.name, merged, style);

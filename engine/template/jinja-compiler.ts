@@ -33,6 +33,25 @@ const COMPARE: Readonly<Record<string, string>> = { '==': '===', '!=': '!==' };
 const STATEMENTS = new Set(['Output', 'If', 'For', 'Set', 'Do', 'Switch']);
 
 class JinjaCompiler extends NjBaseCompiler {
+  /** String literals and template text, in emit order: the code reads them from `K`, so templates of one shape share code. */
+  readonly constants: string[] = [];
+  /** The next literal is a dict key (an object-literal key in the code): emitted as written. */
+  private keyNext = false;
+
+  override compileLiteral(node: NjNode, frame: NjFrame): void {
+    if (typeof node.value === 'string' && !this.keyNext) {
+      this._emit(`K[${this.constants.push(node.value) - 1}]`);
+      return;
+    }
+    this.keyNext = false;
+    super.compileLiteral(node, frame);
+  }
+
+  override compilePair(node: NjNode, frame: NjFrame): void {
+    this.keyNext = true;
+    super.compilePair(node, frame);
+  }
+
   /** nunjucks updates `lineno` only at function calls; an error elsewhere reported the last call's line. */
   override compile(node: NjNode, frame: NjFrame): void {
     if (node !== undefined && node !== null && STATEMENTS.has(node.typename) && !isTemplateData(node)) {
@@ -210,6 +229,30 @@ export function compileJinja(source: string, name: string): CompiledModule {
   const ast = njTransformer.transform(parseJinja(source), [], name);
   const compiler = new JinjaCompiler(name, false);
   compiler.compile(ast, undefined as unknown as NjFrame);
-  const factory = new Function('jinja', compiler.getCode()) as (jinja: unknown) => CompiledModule;
-  return factory(jinjaRuntime);
+  // Positions become `P[i]` too: what is left is the template's shape.
+  const positions: number[] = [];
+  const code = compiler.getCode().replace(POSITION, (_m, kw: string | undefined, line: string, sep: string, col: string) => {
+    positions.push(Number(line), Number(col));
+    return `${kw ?? ''}lineno = P[${positions.length - 2}]${sep}colno = P[${positions.length - 1}]`;
+  });
+  let factory = factories.get(code);
+  if (factory === undefined) {
+    factory = new Function('jinja', 'K', 'P', code) as Factory;
+    if (factories.size >= MAX_SHAPES) factories.clear();
+    factories.set(code, factory);
+  }
+  return factory(jinjaRuntime, compiler.constants, positions);
 }
+
+type Factory = (jinja: unknown, constants: readonly string[], positions: readonly number[]) => CompiledModule;
+
+/**
+ * One function per template *shape* (the generated code with its string
+ * literals, template text and positions taken out): models that differ only
+ * in their text and `ref()` names share one `new Function` — its parse and
+ * JIT warm-up were most of a cold compile.
+ */
+const factories = new Map<string, Factory>();
+const MAX_SHAPES = 20_000;
+// `var lineno = 3;\nvar colno = 0;` (function starts), `lineno = 3; colno = 5;` (statements), `(lineno = 3, colno = 5, ` (calls).
+const POSITION = /(var |\()?lineno = (\d+)(;\s*(?:var )?|, )colno = (\d+)/g;

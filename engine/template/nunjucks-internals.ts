@@ -53,6 +53,8 @@ export interface NjCompiler {
   compileSet(node: NjNode, frame: NjFrame): void;
   compileFor(node: NjNode, frame: NjFrame): void;
   _compileMacro(node: NjNode, frame: NjFrame | undefined): string;
+  compileLiteral(node: NjNode, frame: NjFrame): void;
+  compilePair(node: NjNode, frame: NjFrame): void;
 }
 
 export type NjCompilerClass = (new (templateName: string, throwOnUndefined: boolean) => NjCompiler) & {
