@@ -15,6 +15,7 @@
  * records; the daemon finds out at its next heartbeat and stops its work.
  */
 import pg from 'pg';
+import { inTransaction } from '../state/pg-transaction.js';
 import { nowIso } from '../state/records.js';
 
 type Row = Record<string, unknown>;
@@ -134,10 +135,8 @@ export class ClusterDb {
    * beat, so a survivor that died between fencing and this still gets its
    * work finished by the next one.
    */
-  async takeOver(by: string): Promise<TakenOver[]> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
+  takeOver(by: string): Promise<TakenOver[]> {
+    return inTransaction(this.pool, async (c) => {
       const rows = (
         await c.query(
           `SELECT e.exec_id, e.project_id, e.job_id, e.attempt, e.claimed_by, j.config FROM executions e LEFT JOIN jobs j ON j.id = e.job_id
@@ -164,14 +163,8 @@ export class ClusterDb {
           out.push({ exec_id: id, project_id: String(r.project_id), job_id: String(r.job_id), outcome: 'interrupted' });
         }
       }
-      await c.query('COMMIT');
       return out;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      c.release();
-    }
+    });
   }
 
   /** Forgets daemons that stopped or were fenced more than a day ago (their executions keep naming them). */

@@ -22,6 +22,7 @@
  */
 import type pg from 'pg';
 import { Pool } from '../targets/postgres/pg-module.js';
+import { inTransaction } from './pg-transaction.js';
 import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
@@ -101,19 +102,8 @@ class PostgresStore implements StateStore {
     return (await this.all(sql, params, on))[0];
   }
 
-  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
-      const out = await fn(c);
-      await c.query('COMMIT');
-      return out;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      c.release();
-    }
+  private tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
   }
 
   // ---- projects ----
