@@ -206,6 +206,8 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
     projectRoot: (id) => projectPaths(flags.dataDir, id).files,
     // A big project's compile and layout take longer than a page may hold the event loop.
     lineage: (req) => validationPool().run({ type: 'lineage.view', ...req }),
+    // Cluster mode: an execution another daemon runs is followed through its stored output.
+    ...(db ? { runsHere: (id: string) => executions.runningIds().includes(id) } : {}),
     output: lines.output,
     projectForDigest,
     logger,

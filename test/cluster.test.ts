@@ -376,3 +376,51 @@ test('job policies hold across daemons: skip sees a run on another daemon, cance
     await c.api(runner).post('/execution/cancel', { exec_id: newer });
   });
 });
+
+/** Signs in to node `url`'s web console over plain HTTP (the form's CSRF double submit) and returns the session cookie. */
+async function consoleSession(url: string, token: string): Promise<string> {
+  const page = await fetch(`${url}/ui/sign-in`);
+  const signInCookie = (page.headers.getSetCookie().find((c) => c.startsWith('service_signin=')) ?? '').split(';')[0]!;
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+  assert.ok(signInCookie && csrf, 'the sign-in form carries its CSRF secret');
+  const res = await fetch(`${url}/ui/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: signInCookie },
+    body: new URLSearchParams({ _csrf: csrf, token, next: '/ui' }).toString(),
+  });
+  assert.equal(res.status, 303);
+  const session = res.headers.getSetCookie().find((c) => c.startsWith('service_session='));
+  assert.ok(session, 'signed in');
+  return session.split(';')[0]!;
+}
+
+test('the web console of daemon B streams the live log of an execution running on daemon A', { timeout: 60_000 }, async (t) => {
+  await withCluster(t, 2, async (c) => {
+    await Promise.all([0, 1].map((i) => c.start(i)));
+    const body = `-- connection: WAREHOUSE\n${Array.from({ length: 6 }, (_, i) => `select ${i} as step_${i}, pg_sleep(0.4);\n`).join('')}`;
+    const saved = await c.api(0).post('/project/file/save', { file: { name: 'steps.sql', body } });
+    const { exec_id } = await c.api(0).post('/project/job/run', { job_id: saved.default_job_id });
+    await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+    const a = await c.nodeOf(exec_id);
+    const b = 1 - a;
+    const cookie = await consoleSession(c.nodes[b]!.url, c.token);
+    const res = await fetch(`${c.nodes[b]!.url}/ui/executions/${exec_id}/events`, { headers: { cookie } });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    let chunksWhileRunning = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      // A chunk event that arrives before the end event came from the stored output of daemon A's run.
+      if (!text.includes('event: end')) chunksWhileRunning = (text.match(/event: chunk/g) ?? []).length;
+    }
+    assert.ok(chunksWhileRunning > 0, `daemon ${b} sent live chunks of the execution running on daemon ${a}:\n${text}`);
+    assert.match(text, /event: end\ndata: \{"status":"success"\}/);
+    const shown = [...text.matchAll(/event: chunk\ndata: (.*)\n/g)].map((m) => (JSON.parse(m[1]!) as { text: string }).text).join('');
+    for (let i = 0; i < 6; i++) assert.match(shown, new RegExp(`statement ${i + 1}/6`), `statement ${i + 1} is in the streamed log`);
+  });
+});

@@ -25,6 +25,12 @@ export interface ConsoleDeps {
   /** Compiles, lays out and draws a build project's lineage (the daemon: on a worker thread); absent: in this thread. */
   readonly lineage?: (req: LineageViewRequest) => Promise<LineageView>;
   readonly output: OutputFeed;
+  /**
+   * Whether an execution runs in this daemon (its lines then reach `output`).
+   * In cluster mode another daemon may run it: its live page then follows the
+   * output stored by that daemon. Absent: every execution runs here.
+   */
+  readonly runsHere?: (execId: string) => boolean;
   /** Resolves a token's SHA-256 digest (hex) to its project id. */
   readonly projectForDigest: (digest: string) => Promise<string | undefined>;
   readonly logger: Logger;

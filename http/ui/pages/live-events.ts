@@ -6,7 +6,10 @@
  * the stored records with their output (`record` events carry it whole), then
  * forward live `chunk`s — dropping what the stored output already held (by
  * offset, see output-feed.ts). Statuses and times are re-read from the store
- * every `pollMs` and sent when they change (`exec`, `record`). When the
+ * every `pollMs` and sent when they change (`exec`, `record`); while another
+ * daemon of a cluster runs the execution, this daemon's feed carries none of
+ * its lines, so each poll also reads the stored output and sends what grew as
+ * `chunk`s (same offsets, same dedup). When the
  * execution is terminal the records are sent once more with their final
  * output, then `end`, and the stream closes.
  */
@@ -40,6 +43,14 @@ export async function liveEvents(deps: ConsoleDeps, req: UiRequest, execId: stri
     const text = c.text.slice(Math.max(0, have - c.offset));
     known.set(c.id, c.offset + c.text.length);
     send('chunk', { id: c.id, text });
+  };
+  /** What the stored output of a record holds beyond what was sent, as a chunk (the output may be only its tail). */
+  const forwardStored = (r: RecordView) => {
+    const total = r.outputLength ?? 0;
+    const have = known.get(r.id) ?? 0;
+    if (r.output === undefined || total <= have) return;
+    const offset = Math.max(have, total - r.output.length);
+    forward({ execId, id: r.id, offset, text: r.output.slice(r.output.length - (total - offset)) });
   };
   const unsubscribe = deps.output.subscribe(execId, (c) => (ready ? forward(c) : pending.push(c)));
 
@@ -104,8 +115,11 @@ export async function liveEvents(deps: ConsoleDeps, req: UiRequest, execId: stri
       if (!exec) return close();
       const terminal = isTerminalStatus(exec.status);
       sendExec(exec);
+      const remote = !terminal && deps.runsHere !== undefined && !deps.runsHere(execId);
       // At the end: the final records with their whole output (whatever the feed carried is in it).
-      sendRecords(await executionRecords(store, exec, terminal), terminal);
+      const records = await executionRecords(store, exec, terminal || remote);
+      if (remote) for (const r of records) forwardStored(r);
+      sendRecords(records, terminal);
       if (terminal) {
         send('end', { status: exec.status });
         return close();
