@@ -20,7 +20,7 @@ import { runCli, runPhases, runScript, type RunPhases, type TimedRun } from '../
 import { recordRun, replayPostgres, writeRecording } from '../lib/sql-replay.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
-export const RUN_OVERHEAD_TARGET = 1.3;
+export const RUN_OVERHEAD_TARGET = 1.1;
 const THREADS = 4;
 const FLOOR = fileURLToPath(new URL('../floor/replay-floor.mjs', import.meta.url));
 
