@@ -188,15 +188,21 @@ test('kill -9 of the daemon running an execution, 10 times: a survivor marks it 
   });
 });
 
+/** Saves a 60 s query job that allows one retry, runs it through daemon 0 and waits until its statement runs; its execution id. */
+async function runningRetryableJob(c: TestCluster): Promise<string> {
+  const api = c.api(0);
+  const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
+  const job = await api.get(`/project/job/get?job_id=${saved.default_job_id}`);
+  await api.post('/project/job/save', { job: { ...pick(job), config: { ...job.config, retries: 1 } } });
+  const { exec_id } = await api.post('/project/job/run', { job_id: saved.default_job_id });
+  await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+  return exec_id as string;
+}
+
 test('a job that allows retries: the execution of a killed daemon is re-queued and run again by a survivor', { timeout: 60_000 }, async (t) => {
   await withCluster(t, 2, async (c) => {
     await Promise.all([0, 1].map((i) => c.start(i)));
-    const api = c.api(0);
-    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
-    const job = await api.get(`/project/job/get?job_id=${saved.default_job_id}`);
-    await api.post('/project/job/save', { job: { ...pick(job), config: { ...job.config, retries: 1 } } });
-    const { exec_id } = await api.post('/project/job/run', { job_id: saved.default_job_id });
-    await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+    const exec_id = await runningRetryableJob(c);
     const first = await c.nodeOf(exec_id);
     await c.kill(first);
     const survivor = 1 - first;
@@ -258,12 +264,7 @@ test('a schedule every minute, daemons stopped, killed and started, clocks secon
 test('a daemon paused past its lease (as in a network partition) is fenced: a survivor re-runs its execution, and on waking it writes nothing and exits 1', { timeout: 60_000 }, async (t) => {
   await withCluster(t, 2, async (c) => {
     await Promise.all([0, 1].map((i) => c.start(i)));
-    const api = c.api(0);
-    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(60)\n' } });
-    const job = await api.get(`/project/job/get?job_id=${saved.default_job_id}`);
-    await api.post('/project/job/save', { job: { ...pick(job), config: { ...job.config, retries: 1 } } });
-    const { exec_id } = await api.post('/project/job/run', { job_id: saved.default_job_id });
-    await until(async () => ((await c.backends(exec_id)) > 0 ? true : undefined), 15_000, 'the query to run');
+    const exec_id = await runningRetryableJob(c);
     const paused = await c.nodeOf(exec_id);
     const survivor = 1 - paused;
     const pausedId = (await c.sql('state', 'select claimed_by from executions where exec_id = $1', [exec_id]))[0].claimed_by;

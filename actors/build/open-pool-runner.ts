@@ -7,12 +7,11 @@
  * (build-task-pool.ts). Cancel aborts a node's task, whose handler cancels its
  * backend; the thread lives on.
  */
-import { wireTask } from '../../engine/build-plan/node-task.js';
 import { runCatalog, type RunCatalog } from '../../engine/build-plan/run-catalog.js';
 import { buildTaskPool } from './build-task-pool.js';
+import { nodeRunner } from './node-runner.js';
 import type { Runner, RunnerInput } from './runner.js';
 import { sameConnection } from './target-ahead.js';
-import { logReceiver } from '../log-receiver.js';
 
 /** Connects and creates the schemas on a worker (fails fast with `could not connect to '<t>'`), then returns the runner. */
 export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
@@ -28,32 +27,13 @@ export async function openPoolRunner(input: RunnerInput): Promise<Runner> {
     if (own) await pool.destroy();
     throw err;
   }
-  const aborts = new Map<string, AbortController>();
-  const logs = logReceiver(input.logger);
-  const jsonLogs = (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON';
-  const debug = input.logger.enabled('debug');
-  const base = { type: 'build.node', connection: input.connection, settings: input.settings, logLevel: input.logLevel, jsonLogs } as const;
-  let attempt = 0;
-  return {
-    async execute(id, node) {
-      const ac = new AbortController();
-      aborts.set(id, ac);
-      const key = `${id}#${++attempt}`;
-      try {
-        const outcome = await pool.run({ ...base, node: wireTask(node, catalog), log: { channel: logs.name, key } }, { signal: ac.signal });
-        if (debug) input.logger.log('debug', `build[${node.name}]: ran on worker thread ${outcome.thread}`);
-        return outcome;
-      } finally {
-        aborts.delete(id);
-        await logs.drained(key);
-      }
-    },
-    async cancel(id) {
-      aborts.get(id)?.abort();
+  return nodeRunner(input, input.connection, catalog, {
+    run(task, signal, sent) {
+      sent();
+      return pool.run(task, { signal });
     },
     close: async () => {
       if (own) await pool.destroy();
-      logs.close();
     },
-  };
+  });
 }

@@ -6,12 +6,11 @@
  * Cancel aborts the node's job: dropped while queued, interrupted while
  * running.
  */
-import { wireTask } from '../../engine/build-plan/node-task.js';
 import { runCatalog } from '../../engine/build-plan/run-catalog.js';
 import { EngineError } from '../../engine/errors.js';
+import { nodeRunner } from './node-runner.js';
 import type { Runner, RunnerInput } from './runner.js';
 import { duckdbActor } from '../duckdb-actor.js';
-import { logReceiver } from '../log-receiver.js';
 
 /** Opens the file and creates the schemas on its thread (fails fast with the connect error), then returns the runner. */
 export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner> {
@@ -20,39 +19,18 @@ export async function openSingleWriterRunner(input: RunnerInput): Promise<Runner
   const actor = duckdbActor(connection.path);
   const setup = await actor.run((thread) => thread.run({ type: 'build.setup', connection, schemas: input.schemas, catalog: true }));
   const catalog = runCatalog(setup.catalog, input.schemas);
-  const aborts = new Map<string, AbortController>();
-  const logs = logReceiver(input.logger);
-  const jsonLogs = (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON';
-  const debug = input.logger.enabled('debug');
-  const base = { type: 'build.node', connection, settings: input.settings, logLevel: input.logLevel, jsonLogs } as const;
-  let attempt = 0;
-  return {
-    async execute(id, node) {
-      const ac = new AbortController();
-      aborts.set(id, ac);
-      const key = `${id}#${++attempt}`;
-      let sent = false;
-      try {
-        const outcome = await actor.run(
-          (thread) => {
-            sent = true;
-            return thread.run({ ...base, node: wireTask(node, catalog), log: { channel: logs.name, key } });
-          },
-          { signal: ac.signal },
-        );
-        if (debug) input.logger.log('debug', `build[${node.name}]: ran on worker thread ${outcome.thread} (duckdb ${actor.path})`);
-        return outcome;
-      } finally {
-        aborts.delete(id);
-        // A node cancelled while queued never reached the file's thread: no lines to wait for.
-        if (sent) await logs.drained(key);
-        else logs.forget(key);
-      }
-    },
-    async cancel(id) {
-      aborts.get(id)?.abort();
-    },
+  return nodeRunner(input, connection, catalog, {
+    // A node cancelled while queued never reaches the file's thread: no lines to wait for.
+    run: (task, signal, sent) =>
+      actor.run(
+        (thread) => {
+          sent();
+          return thread.run(task);
+        },
+        { signal },
+      ),
+    where: ` (duckdb ${actor.path})`,
     // The actor (its thread and instance) belongs to the process: other runs and probes may share it.
-    close: async () => logs.close(),
-  };
+    close: async () => {},
+  });
 }
