@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,dag,api,ui,micro] [-- --keep]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,efficiency,dag,api,ui,micro] [-- --keep]`
  *
  * Generates its inputs, runs every benchmark suite, prints one Markdown table
  * (ours | baseline measured in the same run | ratio | target) and writes
@@ -12,7 +12,7 @@
  *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
  *              largest project and of the PostgreSQL run, kept under
  *              bench/out/profiles/; prints where the time goes
- *   --only=…   a subset of suites: compile, run, dag, api, ui, micro, cluster
+ *   --only=…   a subset of suites: compile, run, efficiency, dag, api, ui, micro, cluster
  *   --keep     keep the temp directory (generated projects)
  *
  * BENCH_CLI=/path/to/bin/service.js times another build of the CLI (an A/B
@@ -31,12 +31,13 @@ import type { SuiteContext } from './lib/suite-context.js';
 import { apiThroughput } from './suites/api.js';
 import { clusterSuite } from './suites/cluster.js';
 import { compileThroughput } from './suites/compile-throughput.js';
+import { dagEfficiency } from './suites/dag-efficiency.js';
 import { dagThroughput } from './suites/dag-throughput.js';
 import { micro } from './suites/micro.js';
 import { runOverhead } from './suites/run-overhead.js';
 import { uiRender } from './suites/ui.js';
 
-const SUITES = ['compile', 'run', 'dag', 'api', 'ui', 'micro', 'cluster'] as const;
+const SUITES = ['compile', 'run', 'efficiency', 'dag', 'api', 'ui', 'micro', 'cluster'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface Options {
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     const ctx: SuiteContext = { quick: opts.quick, work, db, cliEnv: { SERVICE_HOME_DIR: home, SERVICE_LOGGING: 'JSON' }, ...(profileDir ? { profileDir } : {}), progress };
     if (opts.only.has('compile')) rows.push(...(await compileThroughput(ctx)));
     if (opts.only.has('run')) rows.push(...(await runOverhead(ctx)));
+    if (opts.only.has('efficiency')) rows.push(...(await dagEfficiency(ctx)));
     if (opts.only.has('dag')) rows.push(...(await dagThroughput(ctx)));
     if (opts.only.has('api')) rows.push(...(await apiThroughput(ctx)));
     if (opts.only.has('ui')) rows.push(...(await uiRender(ctx)));

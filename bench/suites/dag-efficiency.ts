@@ -1,0 +1,94 @@
+/**
+ * Suite 3b — DAG efficiency at the issue's scale: 64 models that each sleep
+ * 50 ms in PostgreSQL (`pg_sleep(0.05)`), run with `service build run
+ * --threads 4`, in three shapes from `service bench dag` (engine/bench):
+ * 4 chains × 16, wide 1+63, and a diamond (a root, 62 models in the middle,
+ * one sink reading all of them).
+ *
+ * Efficiency = the ideal makespan (a zero-overhead list scheduler with 4
+ * slots counting only the sleeps: 800, 850 and 900 ms) ÷ our execution
+ * phase (first START to the summary line). The replay of our recorded SQL
+ * with the same concurrency and no engine is shown beside it: what the
+ * database adds to the sleeps (CREATE TABLE AS, the swap, commit).
+ *
+ * The models name their parents with `-- depends_on: {{ ref(…) }}` lines
+ * rather than joining them: the sink's 62-way cross join costs PostgreSQL
+ * ≈0.3 s of planning (measured: diamond efficiency 0.72 with joins, 0.88
+ * without, same build), database work no scheduler can save; the edges
+ * are the same either way.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { dagShape, type ShapeOptions } from '../../engine/bench/dag-shape.js';
+import { idealMakespan } from '../../engine/bench/ideal-schedule.js';
+import { ms, type Row } from '../lib/report.js';
+import { runCli, runPhases } from '../lib/spawn-timed.js';
+import { mapRecording, recordRun, replayPostgres } from '../lib/sql-replay.js';
+import type { SuiteContext } from '../lib/suite-context.js';
+
+export const EFFICIENCY_TARGET = 0.9;
+const SLEEP_MS = 50;
+const THREADS = 4;
+const NODES = 64;
+const SHAPES: readonly { readonly name: string; readonly label: string; readonly opts: ShapeOptions }[] = [
+  { name: 'chains', label: '4 chains × 16', opts: { shape: 'chain', nodes: NODES, width: 4 } },
+  { name: 'wide', label: 'wide 1+63', opts: { shape: 'wide', nodes: NODES } },
+  { name: 'diamond', label: 'diamond 1+62+1', opts: { shape: 'diamond', nodes: NODES } },
+];
+
+function writeShapeProject(dir: string, name: string, deps: readonly (readonly number[])[], sleepSeconds: number): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, 'dag'), { recursive: true });
+  writeFileSync(join(dir, 'service_build.yml'), 'target: BENCH_PG\n');
+  const names = deps.map((_, i) => `${name}_${String(i).padStart(3, '0')}`);
+  deps.forEach((parents, i) => {
+    const lines = parents.map((p) => `-- depends_on: {{ ref('${names[p]}') }}`);
+    writeFileSync(join(dir, 'dag', `${names[i]}.sql`), `${lines.join('\n')}\nselect 1 as id from pg_sleep(${sleepSeconds}) s\n`);
+  });
+}
+
+export async function dagEfficiency(ctx: SuiteContext): Promise<Row[]> {
+  const env = { ...ctx.cliEnv, BENCH_PG: ctx.db.url };
+  const passes = ctx.quick ? 1 : 3;
+  const rows: Row[] = [];
+  for (const shape of SHAPES) {
+    const deps = dagShape(shape.opts);
+    const dir = join(ctx.work, `eff-${shape.name}`);
+    const twin = join(ctx.work, `eff-${shape.name}-rec`);
+    writeShapeProject(dir, shape.name, deps, SLEEP_MS / 1000);
+    writeShapeProject(twin, shape.name, deps, 0);
+    const ideal = idealMakespan(deps, deps.map(() => SLEEP_MS), THREADS);
+    await ctx.db.resetSchemas(['dag']);
+    const rec = mapRecording(await recordRun(twin, 'BENCH_PG', { BENCH_PG: ctx.db.url }), (sql) => sql.replaceAll('pg_sleep(0)', `pg_sleep(${SLEEP_MS / 1000})`));
+    const executes: number[] = [];
+    const replays: number[] = [];
+    for (let pass = 0; pass < passes; pass++) {
+      ctx.progress(`dag efficiency: ${shape.label}, pass ${pass + 1}/${passes}: replay, then ours`);
+      await ctx.db.resetSchemas(['dag']);
+      replays.push(await replayPostgres(rec, THREADS));
+      await ctx.db.resetSchemas(['dag']);
+      const run = await runCli(['build', 'run', dir, '--threads', String(THREADS)], { env, timeoutMs: 30_000 });
+      executes.push(runPhases(run).executeMs);
+    }
+    await ctx.db.resetSchemas(['dag']);
+    // Medians: one pass is under a second, where a single scheduling hiccup of the machine shows.
+    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+    const executeMs = median(executes);
+    const replayMs = median(replays);
+    const efficiency = ideal / executeMs;
+    rows.push({
+      id: `dag.efficiency.${shape.name}`,
+      label: `3. efficiency, ${shape.label}, ${NODES} × pg_sleep(0.05), threads ${THREADS}`,
+      ours: `execute ${ms(executeMs)} · efficiency ${efficiency.toFixed(3)} (replay ${(ideal / replayMs).toFixed(3)})`,
+      baseline: `ideal ${ms(ideal)} · replay ${ms(replayMs)}`,
+      ratio: executeMs / ideal,
+      target: {
+        text: `efficiency ≥ ${EFFICIENCY_TARGET.toFixed(2)}`,
+        met: ctx.quick ? null : efficiency >= EFFICIENCY_TARGET,
+        ...(!ctx.quick && efficiency < EFFICIENCY_TARGET ? { miss: `${(EFFICIENCY_TARGET - efficiency).toFixed(3)} (${ms(executeMs - ideal / EFFICIENCY_TARGET)})` } : {}),
+      },
+      data: { nodes: NODES, threads: THREADS, sleepMs: SLEEP_MS, idealMs: ideal, executeMs, executes, replayMs, replays, efficiency },
+    });
+  }
+  return rows;
+}
