@@ -15,8 +15,9 @@ import { EngineError } from '../errors.js';
 import { numericScaled, numericText } from './pg-numeric.js';
 
 /*
- * Decoders. Plain numbers the row loop switches on (an enum object read
- * through a module binding cost 0.7 s per 1M rows under tsx).
+ * Decoders: plain numbers the row loop switches on (an imported enum, read
+ * through its module binding on every field, was a fifth of this thread's
+ * profile).
  */
 const INT16 = 0;
 const INT32 = 1;
@@ -227,7 +228,8 @@ export class CopyBinaryReader {
   #readTuples(buf: Buffer, p: number): number {
     const n = this.#codes.length;
     const len = buf.length;
-    // DataView reads compile to plain loads; Buffer's readInt32BE & co. validate their offset on every call.
+    // DataView reads compile to plain loads; Buffer's readInt32BE & co. validate their offset on every
+    // call: decoding 1M bench rows took 0.50–0.77 s of CPU with them, 0.20–0.25 s with DataView.
     const dv = new DataView(buf.buffer, buf.byteOffset, len);
     for (;;) {
       if (p + 2 > len) {
