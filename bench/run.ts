@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,efficiency,dag,api,ui,micro] [-- --keep]`
+ * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,efficiency,dag,api,ui,micro,replication] [-- --keep]`
  *
  * Generates its inputs, runs every benchmark suite, prints one Markdown table
  * (ours | baseline measured in the same run | ratio | target) and writes
@@ -12,7 +12,7 @@
  *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
  *              largest project and of the PostgreSQL run, kept under
  *              bench/out/profiles/; prints where the time goes
- *   --only=…   a subset of suites: compile, run, efficiency, dag, api, ui, micro, cluster
+ *   --only=…   a subset of suites: compile, run, efficiency, dag, api, ui, micro, cluster, replication
  *   --keep     keep the temp directory (generated projects)
  *
  * BENCH_CLI=/path/to/bin/service.js times another build of the CLI (an A/B
@@ -34,10 +34,11 @@ import { compileThroughput } from './suites/compile-throughput.js';
 import { dagEfficiency } from './suites/dag-efficiency.js';
 import { dagThroughput } from './suites/dag-throughput.js';
 import { micro } from './suites/micro.js';
+import { replicationSuite } from './suites/replication.js';
 import { runOverhead } from './suites/run-overhead.js';
 import { uiRender } from './suites/ui.js';
 
-const SUITES = ['compile', 'run', 'efficiency', 'dag', 'api', 'ui', 'micro', 'cluster'] as const;
+const SUITES = ['compile', 'run', 'efficiency', 'dag', 'api', 'ui', 'micro', 'cluster', 'replication'] as const;
 type Suite = (typeof SUITES)[number];
 
 interface Options {
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
     if (opts.only.has('ui')) rows.push(...(await uiRender(ctx)));
     if (opts.only.has('micro')) rows.push(...(await micro(ctx)));
     if (opts.only.has('cluster')) rows.push(...(await clusterSuite(ctx)));
+    if (opts.only.has('replication')) rows.push(...(await replicationSuite(ctx)));
   } finally {
     await cleanup();
   }

@@ -1,81 +1,37 @@
 /**
- * DuckDB as a replication target. PostgreSQL sources arrive as CSV from
- * `COPY … TO STDOUT`, cut into row-aligned batch files that DuckDB's own
- * CSV reader loads (`INSERT … SELECT … FROM read_csv(…)`, see
- * csv-batches.ts); bytea travels as hex and intervals as
- * `months|days|microseconds`, rebuilt in the SELECT. SQL feeds (same-file
- * DuckDB sources, files read by this DuckDB) become one `INSERT … SELECT`.
- * Both insert by column name, so existing tables with other columns need no
- * staging.
+ * DuckDB as a replication target. PostgreSQL sources arrive as binary
+ * `COPY … TO STDOUT`, decoded into column blocks that a table function
+ * hands to `INSERT … SELECT` in batches (duckdb-copy-feed.ts). SQL feeds
+ * (same-file DuckDB sources, files read by this DuckDB) become one
+ * `INSERT … SELECT`. Both insert by column name, so existing tables with
+ * other columns need no staging.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { EngineError } from '../errors.js';
 import { quoteIdent, quoteRelation, tempRelation } from '../targets/relation.js';
 import type { Relation } from '../targets/target.js';
-import type { SourceColumn } from './column-types.js';
-import { loadCsvBatches } from './csv-batches.js';
 import type { DuckSession } from './duck-session.js';
-import { DUCKDB_MAX_LINE_BYTES, oversizedRowError } from './oversized-row.js';
+import { loadCopyFeed } from './duckdb-copy-feed.js';
 import type { Feed, LoadCount } from './feed.js';
+import { binaryColumn } from './pg-binary-columns.js';
 import { progressLog } from './progress.js';
-import { sqlString } from './source-query.js';
 import type { LoadColumn, TableTarget, TargetTable } from './table-load.js';
 
-/** Batch size of the CSV files DuckDB loads (two at most exist at a time). */
-const BATCH_BYTES = 32 << 20;
-
-/*
- * Rows up to 16 MiB (DuckDB's default is 2 MiB). The read buffer stays at
- * DuckDB's default 32 MiB: by default it is 16 × the line limit, which for
- * long lines allocates blocks the task-local 512 MB instance cannot hold.
- */
-
-/** The type `read_csv` parses a column as, and the expression turning it into the target value. */
-function csvColumn(col: SourceColumn, ddl: string, name: string): { type: string; expr: string } {
-  const c = quoteIdent(name);
-  if (col.kind === 'blob') return { type: 'VARCHAR', expr: `unhex(${c})` };
-  if (col.kind === 'interval') {
-    const part = (i: number, t: string) => `CAST(split_part(${c}, '|', ${i}) AS ${t})`;
-    return { type: 'VARCHAR', expr: `to_months(${part(1, 'INTEGER')}) + to_days(${part(2, 'INTEGER')}) + to_microseconds(${part(3, 'BIGINT')})` };
-  }
-  if (col.kind === 'json' || col.kind === 'nested' || col.kind === 'other') return { type: 'VARCHAR', expr: c };
-  return { type: ddl, expr: c };
-}
-
-/** Loads PostgreSQL CSV into `rel` (`columns` in feed order) through batch files and `read_csv`. */
-async function loadPgCsv(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-csv' }>, log: (line: string) => void): Promise<LoadCount> {
-  const specs = feed.columns.map((c, i) => csvColumn(c, columns[i]!.ddl, `c${i}`));
-  const readColumns = `{${specs.map((x, i) => `${sqlString(`c${i}`)}: ${sqlString(x.type)}`).join(', ')}}`;
+/** Loads a PostgreSQL binary COPY feed into `rel` (`columns` in feed order). */
+async function loadPgBinary(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-binary' }>, log: (line: string) => void): Promise<LoadCount> {
+  const binary = feed.columns.map((c, i) => binaryColumn(c, columns[i]!.ddl));
   const list = columns.map((c) => quoteIdent(c.name)).join(', ');
-  const select = specs.map((x) => x.expr).join(', ');
   const progress = progressLog(log);
-  const dir = await mkdtemp(join(tmpdir(), 'service-replication-'));
   const stream = feed.open();
-  let rows = 0;
   try {
-    const bytes = await loadCsvBatches(stream, {
-      dir,
-      batchBytes: BATCH_BYTES,
-      onBytes: (total) => progress(rows, total),
-      load: async (file) => {
-        try {
-          rows += await s.run(
-            `INSERT INTO ${quoteRelation(rel)} (${list}) SELECT ${select} FROM read_csv(${sqlString(file)}, columns = ${readColumns}, header = false, auto_detect = false, ` +
-              `delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, max_line_size = ${DUCKDB_MAX_LINE_BYTES}, buffer_size = 33554432)`,
-          );
-        } catch (err) {
-          throw (await oversizedRowError(err, file, rows, columns.map((c) => c.name))) ?? err;
-        }
-      },
-    });
-    return { rows, bytes };
+    return await s.singleThreaded(() => loadCopyFeed(s, stream, {
+      columns: binary,
+      names: columns.map((c) => c.name),
+      insert: (from) => `INSERT INTO ${quoteRelation(rel)} (${list}) SELECT * FROM ${from}`,
+      onProgress: progress,
+    }));
   } catch (err) {
     stream.destroy();
     throw s.translate(err);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -112,8 +68,8 @@ export function duckTableTarget(s: DuckSession, log: (line: string) => void): Ta
         const rows = await s.run(`INSERT INTO ${quoteRelation(rel)} (${list}) SELECT * FROM (\n${feed.sql}\n) AS _s`);
         return { rows, bytes: 0 };
       }
-      if (feed.kind === 'pg-csv') return loadPgCsv(s, rel, columns, feed, log);
-      throw new EngineError('internal', 'a DuckDB target takes PostgreSQL CSV or DuckDB SQL');
+      if (feed.kind === 'pg-binary') return loadPgBinary(s, rel, columns, feed, log);
+      throw new EngineError('internal', 'a DuckDB target takes PostgreSQL binary COPY or DuckDB SQL');
     },
   };
   return target;

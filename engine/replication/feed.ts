@@ -3,8 +3,8 @@
  *
  * - `pg-text`: PostgreSQL `COPY (…) TO STDOUT` in text format, which a
  *   PostgreSQL target takes as is (`COPY … FROM STDIN`).
- * - `pg-csv`: the same in CSV, which a DuckDB target loads in batches with
- *   its CSV reader (csv-batches.ts).
+ * - `pg-binary`: the same in binary format, which a DuckDB target decodes
+ *   into column blocks and inserts in batches (duckdb-copy-feed.ts).
  * - `csv`: PostgreSQL CSV lines built inside DuckDB (DuckDB and file
  *   sources), for `COPY … FROM STDIN (FORMAT csv)`.
  * - `duckdb-sql`: a SELECT the target's own DuckDB connection runs (DuckDB
@@ -18,7 +18,7 @@ import type { SourceColumn } from './column-types.js';
 
 export type Feed =
   | { readonly kind: 'pg-text'; readonly open: () => Readable }
-  | { readonly kind: 'pg-csv'; readonly columns: readonly SourceColumn[]; readonly open: () => Readable }
+  | { readonly kind: 'pg-binary'; readonly columns: readonly SourceColumn[]; readonly open: () => Readable }
   | { readonly kind: 'csv'; readonly open: () => AsyncIterable<string> }
   | { readonly kind: 'duckdb-sql'; readonly sql: string };
 

@@ -2,7 +2,8 @@
  * PostgreSQL as a replication source: columns described from a `LIMIT 0`
  * run of the stream's query (type names through `format_type`), rows read
  * with `COPY (SELECT …) TO STDOUT` — text format for PostgreSQL targets,
- * CSV for DuckDB's CSV reader — the bulk path out.
+ * binary for DuckDB targets (decoded in pg-copy-reader.ts) — the bulk path
+ * out.
  */
 import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import { decimalFromProbe, needsDecimalProbe, pgColumn, type Dialect, type SourceColumn } from './column-types.js';
@@ -54,7 +55,7 @@ export async function preparePgSource(s: PgSession, plan: StreamPlan, target: Di
       const query = buildSourceQuery({ ...req, source: 'postgres', target, from, where, limit });
       if (target === 'postgres') return { kind: 'pg-text', open: () => s.copyOut(`COPY (${query}) TO STDOUT`) };
       const cols = req.loadedAt !== undefined ? [...req.columns, loadedAtColumn('postgres')] : req.columns;
-      return { kind: 'pg-csv', columns: cols, open: () => s.copyOut(`COPY (${query}) TO STDOUT WITH (FORMAT csv)`) };
+      return { kind: 'pg-binary', columns: cols, open: () => s.copyOut(`COPY (${query}) TO STDOUT WITH (FORMAT binary)`) };
     },
     async concrete(cols, targetDialect) {
       const probe = targetDialect === 'postgres' ? [] : cols.filter(needsDecimalProbe);

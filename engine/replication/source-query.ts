@@ -42,23 +42,28 @@ export function findColumn(columns: readonly SourceColumn[], name: string, role:
 }
 
 /**
- * How a source column is read for a target dialect. PostgreSQL CSV for
- * DuckDB cannot carry bytea escapes, arrays or PostgreSQL interval text in a
- * form DuckDB parses, so those become hex, JSON and
- * `months|days|microseconds`; types another database lacks (enums, domains)
- * travel as text.
+ * PostgreSQL columns read as `column::text` for DuckDB: kinds without a
+ * binary decoder in pg-binary-columns.ts (`time with time zone`, builtin
+ * types DuckDB lacks such as `money` or `inet`, and `"char"`, whose binary
+ * form is a raw byte). Non-builtin types (enums, domains) are cast too.
+ */
+export function pgBinaryAsText(col: SourceColumn): boolean {
+  return col.kind === 'timetz' || col.kind === 'other' || col.kind === 'hugeint' || col.sourceType === '"char"';
+}
+
+/**
+ * How a source column is read for a target dialect. PostgreSQL → DuckDB
+ * travels as binary COPY: arrays become jsonb, and types without a binary
+ * decoder (pg-binary-columns.ts) or that another database lacks (enums,
+ * domains) travel as text.
  */
 export function readExpr(source: Dialect, target: Dialect, col: SourceColumn): string {
   const c = quoteIdent(col.name);
   if (source === 'postgres') {
     if (!col.builtin) return `${c}::text`;
     if (target === 'duckdb') {
-      if (col.kind === 'blob') return `encode(${c}, 'hex')`;
       if (col.kind === 'nested') return `to_jsonb(${c})`;
-      if (col.kind === 'interval') {
-        return `(extract(year from ${c}) * 12 + extract(month from ${c}))::int || '|' || extract(day from ${c})::int || '|' || ` +
-          `((extract(hour from ${c}) * 3600 + extract(minute from ${c}) * 60) * 1000000 + extract(microseconds from ${c}))::bigint`;
-      }
+      if (pgBinaryAsText(col)) return `${c}::text`;
     }
     return c;
   }

@@ -2,9 +2,9 @@
  * Replication modes on a database target, written once
  * over the `TableTarget` interface that PostgreSQL and DuckDB implement:
  *
- * - full-refresh: load a temp table, then `DROP` + `RENAME` in one
- *   transaction; a failure or cancel before the swap leaves the previous
- *   table intact.
+ * - full-refresh: load a temp table and swap it in (`DROP` + `RENAME`),
+ *   in one transaction; a failure or cancel before the swap leaves the
+ *   previous table intact.
  * - truncate: keep the table (create it if missing), delete its rows and
  *   load, in one transaction.
  * - snapshot: append every source row with `_service_loaded_at`.
@@ -123,7 +123,10 @@ function feedFor(x: Ctx, cols: readonly SourceColumn[], extra: Omit<FeedRequest,
   return x.src.feed({ columns: plain, ...extra, ...(stamped ? { loadedAt: x.plan.loadedAt } : {}) });
 }
 
-/** Temp table, load, then drop + rename in one transaction. */
+/**
+ * Temp table, then load, drop + rename in one transaction: one commit, so
+ * DuckDB writes and syncs its file once instead of once per loaded batch.
+ */
 async function fullLoad(x: Ctx, existing: TargetTable | null, extra: Omit<FeedRequest, 'columns'> = {}): Promise<LoadCount> {
   const cols = snapshotColumns(x);
   const load = await loadColumns(x, cols);
@@ -132,11 +135,12 @@ async function fullLoad(x: Ctx, existing: TargetTable | null, extra: Omit<FeedRe
   let count: LoadCount;
   try {
     await x.t.exec(createSql(tmp, load));
-    count = await x.t.load(tmp, load, feedFor(x, cols, extra));
-    x.log(`loaded ${count.rows} rows into ${quoteRelation(tmp)}; swapping it in`);
-    await inTransaction(x.t, async () => {
+    count = await inTransaction(x.t, async () => {
+      const loaded = await x.t.load(tmp, load, feedFor(x, cols, extra));
+      x.log(`loaded ${loaded.rows} rows into ${quoteRelation(tmp)}; swapping it in`);
       if (existing !== null) await x.t.exec(`DROP ${existing.kind === 'view' ? 'VIEW' : 'TABLE'} IF EXISTS ${quoteRelation(x.rel)}`);
       await x.t.exec(`ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(x.rel.name)}`);
+      return loaded;
     });
   } catch (err) {
     await x.t.cleanup(`DROP TABLE IF EXISTS ${quoteRelation(tmp)}`);
