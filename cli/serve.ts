@@ -45,6 +45,11 @@ import type { Io } from './io.js';
 import type { ParsedArgs } from './parse-command-line.js';
 import { VERSION } from './version.js';
 
+/**
+ * SQLite: threads reading execution pages off the event loop (engine/state/sqlite-readers.ts).
+ */
+export const READER_THREADS = 2;
+
 export interface RunningDaemon {
   readonly server: Server;
   readonly store: StateStore;
@@ -71,7 +76,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   let store: StateStore;
   try {
     cluster = clustered ? clusterSetup(flags, logger) : undefined;
-    store = await openStateStore(flags.state, clustered ? { daemonId: owner } : {});
+    store = await openStateStore(flags.state, clustered ? { daemonId: owner } : { readerThreads: READER_THREADS });
   } catch (err) {
     lock.release();
     throw err;
