@@ -23,6 +23,10 @@
  * same durability (temp file, fsync, rename, directory fsync). Same load
  * generator, clients and duration; the floor runs first, then the daemon.
  * Ratio = floor requests/s ÷ ours (cost per request under the same load).
+ * The floor builds each page's JSON from raw rows, as a plain server would;
+ * the daemon reads the JSON SQLite stored in each finished execution's row
+ * (state schema version 3), so the varied-filter ratio measures that design
+ * as well as the stack's overhead.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,21 +1,22 @@
 /**
  * The SQLite statements of an execution page: the filter of an
  * ExecutionQuery (shared by listExecutions and the JSON page), and the page
- * as one JSON text built by SQLite itself — the API's Execution objects
- * (public-execution.ts), status maps included, in page order, so that no
+ * as JSON texts built by SQLite itself — the API's Execution objects
+ * (public-execution.ts), status maps included, in page order — so that no
  * row crosses into JavaScript as values and no `JSON.stringify` of a page
- * runs anywhere. Measured on the 2-core dev machine (CPU time per 100-row
- * page, bench/floor's query shape): raw rows + status counts +
- * JSON.stringify ≈ 520–560 µs; this statement ≈ 290–310 µs (the index walk
- * alone ≈ 40 µs; the two task/step probes per row for the status map ≈
- * 55–75 µs of the rest).
+ * runs anywhere. A terminal execution's text is built once, when it ends,
+ * and stored in its row (migration 3); reading it is most of a page's cost.
+ * CPU per page of the bench's mix (40 rows on average, the 2-core dev
+ * machine): raw rows + status counts + JSON.stringify ≈ 280–310 µs; built
+ * here row by row ≈ 240–265 µs; stored ≈ 105 µs, of which the index walk
+ * alone ≈ 70 µs.
  *
  * Byte for byte what JSON.stringify(publicExecution(record)) gives
  * (test/store-contract.ts compares them for every filter): `json_quote`
  * escapes text as JSON.stringify does; `duration` is printed from whole
- * milliseconds as an exact decimal with trailing zeros dropped (JSON.stringify
- * of ms / 1000 prints the same digits); `build` is stored as JSON.stringify's
- * own output and is copied as it is.
+ * milliseconds with three decimals, trailing zeros dropped (the digits
+ * JSON.stringify prints for ms / 1000); `build` is stored as
+ * JSON.stringify's own output and is copied as it is.
  */
 import { EXECUTION_STATUSES, type ExecutionQuery } from './store.js';
 import { assertLimit, canonicalTime } from './records.js';

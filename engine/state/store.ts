@@ -335,14 +335,16 @@ export interface StateStore {
   /**
    * listExecutions as the UTF-8 JSON text of an array of the executions in
    * their public shape (public-execution.ts: what `GET /execution/list`
-   * answers), byte for byte JSON.stringify's. SQLite builds the text in SQL,
-   * on a reader thread when the store has them (`readerThreads`).
+   * answers), byte for byte JSON.stringify's. SQLite builds the text in SQL
+   * (a terminal execution's is stored in its row), on a reader thread when
+   * the store has them (`readerThreads`).
    */
   listExecutionsJson(query: ExecutionQuery): Promise<Buffer>;
   /**
    * A token that changes whenever a committed change may have altered what
-   * the store's reads return: any write of this store and any commit by
-   * another connection or process. Read it *before* a read: while a later
+   * the store's reads return: any write of this store at once, and any
+   * commit by another connection or process by the next turn of the event
+   * loop (SQLite reads that half once per turn). Read it *before* a read: while a later
    * call returns the same token, that read's result is still current, so a
    * caller may reuse it. Undefined when the backend cannot tell cheaply
    * (PostgreSQL: other daemons write without telling this one), or inside an
