@@ -93,6 +93,18 @@ test('migration 3: a terminal execution stores its public JSON, an active one no
       db.prepare('UPDATE executions SET public_json = NULL WHERE exec_id = ?').run(done.exec_id);
       assert.equal(stored(done.exec_id), null);
       assert.equal(await page(), expected);
+      // Ending an execution closes its open tasks; its text is stored again, once, with the closed map.
+      const running = await store.createExecution({ ...base, job_id: 'other-job', start_time: '2025-01-01T00:00:04.000Z' });
+      await store.upsertTasks([1, 2, 3].map((n) => ({ exec_id: running.exec_id, task_id: `task_${n}`, stream_name: `s${n}`, mode: 'm', status: 'running' as const })));
+      assert.equal(stored(running.exec_id), null);
+      await store.updateExecution(running.exec_id, { status: 'cancelled', end_time: '2025-01-01T00:00:05.000Z' });
+      const cancelled = (await store.findExecution(running.exec_id))!;
+      assert.equal(cancelled.status_map.cancelled, 3);
+      assert.equal(stored(running.exec_id), JSON.stringify(publicExecution(cancelled)));
+      // A task created after the end drops the stored text (the page builds it when read).
+      await store.upsertTask({ exec_id: running.exec_id, task_id: 'task_9', stream_name: 'late', mode: 'm', status: 'queued' });
+      assert.equal(stored(running.exec_id), null);
+      assert.equal(await page(), JSON.stringify((await store.listExecutions({ projectId: p.id, order: 'asc', limit: 10 })).map(publicExecution)));
       // A stored text is what is served: proven by tampering with it.
       db.prepare("UPDATE executions SET public_json = '{\"x\":1}' WHERE exec_id = ?").run(done.exec_id);
       assert.equal(JSON.parse(await page())[0].x, 1);

@@ -26,7 +26,7 @@ import { dirname, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
 import { migrateSqlite } from './migrations.js';
-import { executionFilter, executionPageSql } from './sqlite-execution-page.js';
+import { executionFilter, executionPageSql, PUBLIC_JSON } from './sqlite-execution-page.js';
 import { SqliteReaders } from './sqlite-readers.js';
 import * as R from './records.js';
 import {
@@ -61,6 +61,7 @@ const GIT_COLUMNS = 'git_url, git_branch, git_enabled, git_poll_interval, git_la
 const TASK_COLUMNS = 'exec_id, task_id, seq, stream_name, object, mode, status, error, start_time, end_time, row_count, byte_count, metrics';
 const STEP_COLUMNS = 'exec_id, step_id, seq, type, status, error, start_time, end_time, state';
 const SELECT_EXECUTIONS = `SELECT ${R.EXECUTION_COLUMNS.join(', ')} FROM executions`;
+const REFRESH_PUBLIC_JSON = `UPDATE executions AS e SET public_json = ${PUBLIC_JSON} WHERE exec_id = ? AND status NOT IN ${ACTIVE}`;
 const INSERT_EXECUTION = `INSERT INTO executions (${R.EXECUTION_COLUMNS.join(', ')}) VALUES (${R.EXECUTION_COLUMNS.map(() => '?').join(', ')})`;
 
 /** Named parameters for an optional field: `@has_<k>` (0/1) and `@<k>`. */
@@ -410,8 +411,11 @@ class SqliteStore implements StateStore {
     for (const table of ['tasks', 'steps']) {
       n += this.run(`UPDATE ${table} SET status = ?, end_time = COALESCE(end_time, ?) WHERE exec_id = ? AND status IN ${ACTIVE}`, status, now, execId);
     }
+    // Each closed record dropped the execution's stored JSON (migration 3): build it again, once.
+    if (n > 0) this.run(REFRESH_PUBLIC_JSON, execId);
     return n;
   }
+
 
   async activeExecutions(jobId: string): Promise<ExecutionRecord[]> {
     // `+job_id` keeps the planner on executions_status (few active rows) rather than
