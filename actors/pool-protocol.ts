@@ -48,4 +48,6 @@ export interface PoolWorkerData {
   readonly concurrentTasks: number;
   /** Task types whose handlers a worker loads as soon as it starts, before its first task of them arrives. */
   readonly preload: readonly string[];
+  /** Linux nice value the worker gives its own thread at start (0: unchanged); see TaskPoolOptions.niceness. */
+  readonly niceness: number;
 }

@@ -45,6 +45,25 @@ export interface TaskPoolOptions {
   readonly preload?: readonly TaskType[];
   /** Pool-level failures not tied to one task (a worker that died). Defaults to a process warning. */
   readonly onError?: (err: Error) => void;
+  /**
+   * Linux: the nice value each worker gives its own thread (and so the
+   * threads it starts, e.g. DuckDB's) — background work that yields the CPU
+   * to the thread serving requests. Default: setWorkerNiceness's, 0 unless
+   * the process set one (the daemon does; the CLI's runs do not).
+   */
+  readonly niceness?: number;
+}
+
+let defaultNiceness = 0;
+
+/**
+ * The nice value of worker threads of pools created from now on without
+ * their own (`service serve` sets it once at start, before any pool, for
+ * the execution pool and the DuckDB actors' threads). Linux only: elsewhere
+ * a thread cannot have its own priority, and the value is ignored.
+ */
+export function setWorkerNiceness(niceness: number): void {
+  defaultNiceness = niceness;
 }
 
 export interface RunTaskOptions {
@@ -71,7 +90,7 @@ export class TaskPool {
   constructor(options: TaskPoolOptions = {}) {
     const cancelChannel = `service-task-cancel-${randomUUID()}`;
     const concurrentTasks = Math.max(1, options.concurrentTasksPerWorker ?? 1);
-    const workerData: PoolWorkerData = { cancelChannel, concurrentTasks, preload: options.preload ?? [] };
+    const workerData: PoolWorkerData = { cancelChannel, concurrentTasks, preload: options.preload ?? [], niceness: options.niceness ?? defaultNiceness };
     const execArgv = workerExecArgv();
     this.#piscina = new Piscina<TaskEnvelope, TaskOutcome>({
       filename: new URL(ENTRY_IS_TS ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,

@@ -5,6 +5,7 @@
  * a notice can overtake the task itself (the task still queued in Piscina), so
  * ids not running here are remembered for a while and honoured on start.
  */
+import { setPriority } from 'node:os';
 import { BroadcastChannel } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { EngineError, serializeError } from '../engine/errors.js';
@@ -19,7 +20,16 @@ const EARLY_CANCEL_LIMIT = 1024;
 const running = new Map<number, AbortController>();
 const cancelledEarly = new Set<number>();
 
-const { cancelChannel, preload } = workerData as PoolWorkerData;
+const { cancelChannel, preload, niceness } = workerData as PoolWorkerData;
+// On Linux a thread has its own nice value and setpriority(pid 0) sets the calling thread's
+// (elsewhere it would be the whole process's, the thread serving requests included).
+if (niceness !== 0 && process.platform === 'linux') {
+  try {
+    setPriority(0, niceness);
+  } catch {
+    // not permitted here: the work runs at the process's priority
+  }
+}
 const channel = new BroadcastChannel(cancelChannel);
 channel.unref();
 channel.onmessage = (event: unknown) => {

@@ -8,8 +8,7 @@
  *
  * Only for answers that are a pure function of the stored state and the key
  * (no clock, no file system): `GET /execution/list` pages. The body is kept
- * as the bytes Koa would have sent for the same object (`JSON.stringify`,
- * UTF-8), so a hit and a miss answer identically.
+ * as the bytes that were sent, so a hit and a miss answer identically.
  */
 export interface PageCacheOptions {
   /** Most entries kept for one token (oldest dropped first). */
@@ -44,11 +43,10 @@ export class PageCache {
   }
 
   /**
-   * Stores the JSON of `value` under `key` for `token` (the token read before
-   * the query that produced `value`) and returns those bytes.
+   * Stores `body` under `key` for `token` (the token read before the query
+   * that produced it) and returns it.
    */
-  put(token: string | undefined, key: string, value: unknown): Buffer {
-    const body = Buffer.from(JSON.stringify(value));
+  put(token: string | undefined, key: string, body: Buffer): Buffer {
     if (token === undefined || body.length > this.#maxBytes) return body;
     // A newer token was seen since this value's query began: the value may already be stale.
     if (token !== this.#token) {

@@ -98,3 +98,29 @@ describe('task pool', () => {
     );
   });
 });
+
+describe('task pool niceness (Linux)', { skip: process.platform !== 'linux' ? 'a thread has its own nice value only on Linux' : false }, () => {
+  /** Nice values of this process's threads, by thread id (field 19 of /proc/self/task/<tid>/stat). */
+  const niceByThread = async (): Promise<Map<number, number>> => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    return new Map(readdirSync('/proc/self/task').map((tid) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return [Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    }));
+  };
+
+  it('workers of a pool with a niceness run at it; the thread that created the pool keeps its own', async () => {
+    const before = await niceByThread();
+    const pool = new TaskPool({ maxThreads: 1, minThreads: 1, niceness: 7 });
+    try {
+      await pool.run({ type: 'ping' });
+      const after = await niceByThread();
+      const started = [...after].filter(([tid]) => !before.has(tid));
+      assert.ok(started.some(([, nice]) => nice === 7), `a new thread at nice 7: ${JSON.stringify(started)}`);
+      assert.equal(after.get(process.pid), before.get(process.pid), 'the main thread is unchanged');
+      assert.equal(after.get(process.pid), 0);
+    } finally {
+      await pool.destroy();
+    }
+  });
+});

@@ -15,7 +15,7 @@ import { startApiServer, type ApiServer } from './helpers/api-server.js';
 let a: ApiServer;
 let job: JobRecord;
 let pipelineJob: JobRecord;
-/** Calls of store.listExecutions made by the route (a cache hit makes none). */
+/** Calls of store.listExecutionsJson made by the route (a cache hit makes none). */
 let queries = 0;
 
 const newJob = (name: string, type: 'query' | 'pipeline') => ({
@@ -26,8 +26,8 @@ const newJob = (name: string, type: 'query' | 'pipeline') => ({
 before(async () => {
   a = await startApiServer();
   // The route holds this same store object: count its page queries.
-  const list = a.store.listExecutions.bind(a.store);
-  a.store.listExecutions = (q) => {
+  const list = a.store.listExecutionsJson.bind(a.store);
+  a.store.listExecutionsJson = (q) => {
     queries++;
     return list(q);
   };
@@ -192,25 +192,26 @@ test('pages are per project and per query: another token or another filter never
 
 test('PageCache: another token drops every entry; a value read under an older token is not kept; bounds hold', () => {
   const c = new PageCache({ maxEntries: 2, maxBytes: 100 });
+  const b = (text: string) => Buffer.from(text);
   assert.equal(c.get('1', 'a'), undefined);
-  assert.equal(c.put('1', 'a', { x: 1 }).toString(), '{"x":1}');
+  assert.equal(c.put('1', 'a', b('{"x":1}')).toString(), '{"x":1}');
   assert.equal(c.get('1', 'a')?.toString(), '{"x":1}');
   assert.equal(c.get('2', 'a'), undefined, 'a new token invalidates');
   assert.equal(c.size, 0);
-  c.put('1', 'a', { x: 1 }); // read under the old token, after the new one was seen
+  c.put('1', 'a', b('{"x":1}')); // read under the old token, after the new one was seen
   assert.equal(c.get('2', 'a'), undefined);
-  c.put('2', 'a', 1);
-  c.put('2', 'b', 2);
-  c.put('2', 'c', 3);
+  c.put('2', 'a', b('1'));
+  c.put('2', 'b', b('2'));
+  c.put('2', 'c', b('3'));
   assert.equal(c.size, 2);
   assert.equal(c.get('2', 'a'), undefined, 'the oldest entry went first');
-  assert.equal(c.put('2', 'big', 'x'.repeat(200)).length, 202);
+  assert.equal(c.put('2', 'big', b('x'.repeat(200))).length, 200);
   assert.equal(c.get('2', 'big'), undefined, 'a body over maxBytes is not kept');
-  assert.equal(c.put(undefined, 'a', 1).toString(), '1');
+  assert.equal(c.put(undefined, 'a', b('1')).toString(), '1');
   assert.equal(c.get(undefined, 'a'), undefined, 'no token, no caching');
 });
 
-test('the SQLite change token: changes with every write of this connection and every commit of another, not with reads', async () => {
+test('the SQLite change token: changes with every write of this connection at once and every commit of another from the next turn of the event loop, not with reads', async () => {
   const t0 = a.store.changeToken();
   assert.ok(t0 !== undefined);
   await a.store.listExecutions({ projectId: a.acme.id, order: 'desc', limit: 5 });
@@ -229,5 +230,11 @@ test('the SQLite change token: changes with every write of this connection and e
   } finally {
     await other.close();
   }
+  // The data version is read once per turn of the event loop.
+  await new Promise((r) => setImmediate(r));
   assert.notEqual(a.store.changeToken(), t1);
+  // Each write of this connection, even within one turn.
+  const t2 = a.store.changeToken();
+  await a.store.setWatermark('t', 'm', 'w');
+  assert.notEqual(a.store.changeToken(), t2);
 });

@@ -10,7 +10,8 @@ import type { TestContext } from 'node:test';
 import { EngineError } from '../engine/errors.js';
 import { isExecId, isJobId, isProjectId, newToken, sha256hex } from '../engine/state/ids.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
-import type { ExecutionStatus, JobRecord, NewJob, StateStore, StateStoreOptions } from '../engine/state/store.js';
+import { publicExecution } from '../engine/state/public-execution.js';
+import type { ExecutionQuery, ExecutionStatus, JobRecord, NewJob, StateStore, StateStoreOptions } from '../engine/state/store.js';
 
 export interface StoreHarness {
   /** A fresh, empty store location. */
@@ -486,11 +487,87 @@ export async function runStoreContract(t: TestContext, h: StoreHarness): Promise
     const s2 = await openStateStore(location);
     open.push(s2);
     await openStateStore(location).then((s3) => s3.close());
-    assert.deepEqual(await h.schemaVersions(location), [1, 2]);
+    assert.deepEqual(await h.schemaVersions(location), [1, 2, 3]);
     assert.deepEqual(await s2.getProjectByName('keep'), p);
     assert.deepEqual(await s2.getJob(p.id, job.id), job);
     assert.equal((await s2.listTasks(e.exec_id))[0]?.output, 'hello\n');
     assert.equal((await s2.findExecution(e.exec_id))?.status, 'queued');
+  });
+
+  await sub('listExecutionsJson: byte for byte JSON.stringify of the public records, for every filter (SQLite: on reader threads too)', async () => {
+    const location = await h.location();
+    const store = await fresh({}, location);
+    const a = (await store.createProject({ name: 'acme', created: at(0) })).id;
+    const b = (await store.createProject({ name: 'beta', created: at(0) })).id;
+    // j2…j5: one each for the active executions (a job has at most one running).
+    const jobs = await Promise.all(['j0', 'j1', 'j2', 'j3', 'j4', 'j5'].map((name) => store.createJob(jobInput(a, { name }))));
+    // Text a JSON encoder must escape, durations of every shape (whole seconds, trailing zeros, days, negative), maps of tasks and steps.
+    const odd = 'quote " backslash \\ slash / tab \t newline \n nul-free \u0001\u001f \u2028 é 😀 \u007f';
+    const ends = [null, 0, 250, 1000, 10_000, 1_230, 86_400_001, 3 * 86_400_000 + 5, -5_000, 999];
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const end = ends[i % ends.length];
+      const job = jobs[end === null ? 2 + i / ends.length : i % 2]!;
+      const start = at(i * 60);
+      const e = await store.createExecution(newExec(a, { ...job, name: i % 3 === 0 ? odd : job.name }, start, {
+        status: end === null ? (i % 4 === 0 ? 'queued' : 'running') : (['success', 'error', 'warning', 'cancelled'] as const)[i % 4],
+        end_time: end === null ? null : new Date(Date.parse(start) + end).toISOString(),
+        error: i % 5 === 0 ? `failed: ${odd}` : null,
+        rows: i * 1000, bytes: i * 2 ** 40,
+        build: i % 6 === 0 ? { total: i, ok_names: odd, nested: { list: [1, 2.5, -0.125, null, true, 'x'], e: 1e21 } } : null,
+        trigger: (['manual', 'api', 'schedule', 'git'] as const)[i % 4],
+      }));
+      ids.push(e.exec_id);
+      if (i % 7 === 1) {
+        await store.upsertTasks([1, 2, 3].map((n) => ({ exec_id: e.exec_id, task_id: `task_${n}`, stream_name: `s${n}`, mode: 'full-refresh', status: (['queued', 'running', 'success'] as const)[n - 1] })));
+      }
+      if (i % 7 === 3) for (const [id, status] of [['a', 'success'], ['b', 'error'], ['b.c', 'skipped']] as const) await store.upsertStep({ exec_id: e.exec_id, step_id: id, type: 'log', status });
+    }
+    const queries: Omit<ExecutionQuery, 'projectId'>[] = [];
+    for (const order of ['asc', 'desc'] as const) {
+      for (const limit of [1, 7, 100]) {
+        queries.push({ order, limit });
+        queries.push({ order, limit, jobId: jobs[1]!.id });
+        queries.push({ order, limit, status: 'success' });
+        queries.push({ order, limit, status: ['running', 'error'] });
+        queries.push({ order, limit, status: [] });
+        queries.push({ order, limit, period: [at(300), at(1500)] });
+        queries.push({ order, limit, jobId: jobs[0]!.id, status: 'queued', period: [at(0), at(10_000)] });
+        queries.push({ order, limit, after: { start_time: at(900), exec_id: ids[15]! } });
+        queries.push({ order, limit, execId: ids[12]! });
+      }
+    }
+    // PostgreSQL ignores readerThreads: the same store again.
+    const readers = await fresh({ readerThreads: 2 }, location);
+    const checkAll = async (when: string) => {
+      for (const q of queries) {
+        for (const projectId of [a, b]) {
+          const query = { ...q, projectId };
+          const expected = JSON.stringify((await store.listExecutions(query)).map(publicExecution));
+          assert.equal((await store.listExecutionsJson(query)).toString('utf8'), expected, `${when}: ${JSON.stringify(query)}`);
+          assert.equal((await readers.listExecutionsJson(query)).toString('utf8'), expected, `${when}, reader threads: ${JSON.stringify(query)}`);
+        }
+      }
+    };
+    await checkAll('as stored');
+    assert.equal(JSON.parse((await store.listExecutionsJson({ projectId: a, order: 'asc', limit: 100 })).toString()).length, 40);
+    // Changes that alter a finished execution's page entry after it ended: each shows at once.
+    const one = async (execId: string) => JSON.parse((await readers.listExecutionsJson({ projectId: a, execId, order: 'asc', limit: 1 })).toString())[0];
+    await store.upsertTask({ exec_id: ids[2]!, task_id: 'task_7', stream_name: 'late', mode: 'full-refresh', status: 'running' });
+    assert.equal((await one(ids[2]!)).status_map.running, 1, 'a task created after the end');
+    await store.upsertTask({ exec_id: ids[2]!, task_id: 'task_7', stream_name: 'late', mode: 'full-refresh', status: 'error' });
+    assert.deepEqual([(await one(ids[2]!)).status_map.running, (await one(ids[2]!)).status_map.error], [0, 1], 'its status changing');
+    await store.upsertStep({ exec_id: ids[4]!, step_id: 'late', type: 'log', status: 'warning' });
+    assert.equal((await one(ids[4]!)).status_map.warning, 1, 'a step created after the end');
+    // Ending: open tasks take the end status in the same transaction; interrupted by a restart.
+    await store.upsertTasks([1, 2].map((n) => ({ exec_id: ids[10]!, task_id: `task_${n}`, stream_name: `s${n}`, mode: 'm', status: 'running' as const })));
+    assert.equal(await store.updateExecution(ids[10]!, { status: 'cancelled', end_time: at(601.5), rows: 7 }), true);
+    const ended = await one(ids[10]!);
+    assert.deepEqual([ended.status, ended.duration, ended.rows, ended.status_map.cancelled, ended.status_map.running], ['cancelled', 1.5, 7, 2, 0]);
+    await store.upsertStep({ exec_id: ids[30]!, step_id: 'x', type: 'log', status: 'running' });
+    assert.deepEqual(await store.markRunningInterrupted(at(1801), 'stopped'), [ids[30]!]);
+    assert.deepEqual([(await one(ids[30]!)).status, (await one(ids[30]!)).status_map.interrupted], ['interrupted', 1]);
+    await checkAll('after changes to finished executions');
   });
 
   await sub('100,000 executions: bulk insert in batches, then the right page', async () => {

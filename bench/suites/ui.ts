@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { int, ms, type Row } from '../lib/report.js';
 import { CLI, runCli } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
-import { load, seedExecutions, startServer, type LoadResult } from './api.js';
+import { load, startServer, type LoadResult } from '../lib/http-load.js';
+import { seedExecutions } from './api.js';
 
 export const UI_P99_TARGET_MS = 20;
 const CLIENTS = 20;
@@ -83,7 +84,7 @@ export async function uiRender(ctx: SuiteContext): Promise<Row[]> {
     for (const [name, path, headers, logged] of runs) {
       ctx.progress(`ui: GET ${path.slice(0, 60)}, ${CLIENTS} clients, ${seconds} s`);
       const from = statSync(logFile).size;
-      const r = await load(new URL(path, daemon.url), 'GET', headers, () => undefined, seconds, warmup, CLIENTS, daemon.child.pid);
+      const r = await load(daemon.url, new URL(path, daemon.url), { method: 'GET', headers, seconds, warmup, clients: CLIENTS, ...(daemon.child.pid ? { pid: daemon.child.pid } : {}) });
       await new Promise((res) => setTimeout(res, 200)); // the batched request log reaches the file
       const times = serverTimes(logFile, from, logged);
       phases[name] = { ...r, serverP50: pct(times, 50), serverP99: pct(times, 99), logged: times.length };

@@ -15,6 +15,7 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { EngineError } from '../errors.js';
+import { EXECUTION_JSON_SOURCES, PUBLIC_JSON } from './sqlite-execution-page.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -243,8 +244,52 @@ const cluster: Migration = {
   },
 };
 
+/**
+ * SQLite: the public JSON of every terminal execution (what `GET
+ * /execution/list` shows, sqlite-execution-page.ts) stored in the row, so a
+ * page of finished executions reads one text per row instead of building it
+ * from ~15 values, two time parses and two status-map probes each (≈3–5 µs
+ * per row on the 2-core dev machine; reading the stored text ≈0.6 µs).
+ * Triggers keep it exact whatever writes: an execution that is (or stays)
+ * terminal after an INSERT or UPDATE of its columns gets it recomputed; an
+ * active one has none; a task or step inserted, deleted or changing status
+ * drops its execution's (the status map changed; the page then builds it
+ * when read). Recomputing there instead made closing an execution's open
+ * tasks quadratic (each close recounted all of them: 2,000 tasks took 3 s);
+ * the store recomputes once after it closes them (SqliteStore.closeOpen).
+ * Rows from before this migration keep NULL and are built when read.
+ * PostgreSQL records the version and changes nothing (its pages are built
+ * in JavaScript).
+ */
+const storedJson: Migration = {
+  version: 3,
+  name: 'stored public JSON of terminal executions (SQLite)',
+  statements(d) {
+    if (d === 'postgres') return [];
+    const active = "('queued', 'running')";
+    const columns = EXECUTION_JSON_SOURCES.join(', ');
+    const refresh = (where: string) => `UPDATE executions AS e SET public_json = ${PUBLIC_JSON} WHERE ${where} AND status NOT IN ${active}`;
+    const drop = (ids: string) => `UPDATE executions SET public_json = NULL WHERE exec_id IN (${ids}) AND public_json IS NOT NULL`;
+    const byRecord = (table: string) => [
+      `CREATE TRIGGER ${table}_insert_public_json AFTER INSERT ON ${table} BEGIN ${drop('NEW.exec_id')}; END`,
+      `CREATE TRIGGER ${table}_status_public_json AFTER UPDATE OF exec_id, status ON ${table} BEGIN ${drop('NEW.exec_id, OLD.exec_id')}; END`,
+      `CREATE TRIGGER ${table}_delete_public_json AFTER DELETE ON ${table} BEGIN ${drop('OLD.exec_id')}; END`,
+    ];
+    return [
+      'ALTER TABLE executions ADD COLUMN public_json TEXT',
+      `CREATE TRIGGER executions_insert_public_json AFTER INSERT ON executions WHEN NEW.status NOT IN ${active} BEGIN ${refresh('e.rowid = NEW.rowid')}; END`,
+      `CREATE TRIGGER executions_update_public_json AFTER UPDATE OF ${columns} ON executions BEGIN
+         ${refresh('e.rowid = NEW.rowid')};
+         UPDATE executions SET public_json = NULL WHERE rowid = NEW.rowid AND status IN ${active} AND public_json IS NOT NULL;
+       END`,
+      ...byRecord('tasks'),
+      ...byRecord('steps'),
+    ];
+  },
+};
+
 /** In version order; append new migrations, never edit an applied one. */
-export const MIGRATIONS: readonly Migration[] = [initial, cluster];
+export const MIGRATIONS: readonly Migration[] = [initial, cluster, storedJson];
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 const VERSION_TABLE = 'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)';

@@ -28,6 +28,7 @@ import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
 import { migratePostgres } from './migrations.js';
 import * as R from './records.js';
+import { publicExecutionsJson } from './public-execution.js';
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   type ClaimOptions,
@@ -286,6 +287,10 @@ class PostgresStore implements StateStore {
   /** Several daemons may share the database and nothing here learns of their commits cheaply: never reusable. */
   changeToken(): undefined {
     return undefined;
+  }
+
+  async listExecutionsJson(q: ExecutionQuery): Promise<Buffer> {
+    return publicExecutionsJson(await this.listExecutions(q));
   }
 
   async listExecutions(q: ExecutionQuery): Promise<ExecutionRecord[]> {

@@ -26,6 +26,8 @@ import { dirname, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
 import { migrateSqlite } from './migrations.js';
+import { executionFilter, executionPageSql, PUBLIC_JSON } from './sqlite-execution-page.js';
+import { SqliteReaders } from './sqlite-readers.js';
 import * as R from './records.js';
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -59,6 +61,7 @@ const GIT_COLUMNS = 'git_url, git_branch, git_enabled, git_poll_interval, git_la
 const TASK_COLUMNS = 'exec_id, task_id, seq, stream_name, object, mode, status, error, start_time, end_time, row_count, byte_count, metrics';
 const STEP_COLUMNS = 'exec_id, step_id, seq, type, status, error, start_time, end_time, state';
 const SELECT_EXECUTIONS = `SELECT ${R.EXECUTION_COLUMNS.join(', ')} FROM executions`;
+const REFRESH_PUBLIC_JSON = `UPDATE executions AS e SET public_json = ${PUBLIC_JSON} WHERE exec_id = ? AND status NOT IN ${ACTIVE}`;
 const INSERT_EXECUTION = `INSERT INTO executions (${R.EXECUTION_COLUMNS.join(', ')}) VALUES (${R.EXECUTION_COLUMNS.map(() => '?').join(', ')})`;
 
 /** Named parameters for an optional field: `@has_<k>` (0/1) and `@<k>`. */
@@ -87,15 +90,27 @@ class SqliteStore implements StateStore {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly cap: number;
 
-  constructor(private readonly db: Database.Database, options: StateStoreOptions) {
+  private readonly readers: SqliteReaders | undefined;
+
+  constructor(private readonly db: Database.Database, options: StateStoreOptions, file: string) {
     this.cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
+    const threads = options.readerThreads ?? 0;
+    this.readers = threads > 0 && file !== ':memory:' ? new SqliteReaders(file, threads) : undefined;
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.appenders = { task: this.appender('task'), step: this.appender('step') };
   }
 
+  /**
+   * Counts the statements of this connection that may write (bumped before
+   * each runs; a write that changes nothing only costs a spurious change of
+   * the token): the own-writes half of changeToken, without a query.
+   */
+  private writes = 0;
+
   private st(sql: string): Database.Statement {
     let s = this.statements.get(sql);
     if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    if (!s.readonly) this.writes++;
     return s;
   }
 
@@ -112,6 +127,7 @@ class SqliteStore implements StateStore {
   private run = (sql: string, ...params: unknown[]): number => this.st(sql).run(...params).changes;
   /** Runs `fn` in an IMMEDIATE transaction, through one wrapper made once rather than one per call. */
   private write<T>(fn: () => T): T {
+    this.writes++;
     return this.inTransaction.immediate(fn) as T;
   }
 
@@ -164,6 +180,7 @@ class SqliteStore implements StateStore {
 
   async addToken(projectId: string, digest: string, label = '', created?: string): Promise<void> {
     R.assertDigest(digest);
+    this.tokenWrites++;
     try {
       this.run('INSERT INTO tokens (digest, project_id, label, created) VALUES (?, ?, ?, ?)', digest, projectId, R.cleanText(label), R.canonicalTime(created ?? R.nowIso(), 'created'));
     } catch (err) {
@@ -172,11 +189,32 @@ class SqliteStore implements StateStore {
     }
   }
 
+  /**
+   * Known digests and their projects, kept while nothing can have changed
+   * the tokens table: no token written by this store (`tokenWrites`) and no
+   * commit by another connection (the data version, as changeToken reads
+   * it), so a token revoked by an operator command is refused from the next
+   * turn of the event loop. Unknown digests are not kept (each is looked up).
+   */
+  private readonly tokenCache = new Map<string, string>();
+  private tokenCacheStamp = '';
+  private tokenWrites = 0;
+
   async projectIdForToken(digest: string): Promise<string | undefined> {
     if (!/^[0-9a-f]{64}$/.test(digest)) return undefined;
+    const stamp = this.db.inTransaction ? '' : `${this.dataVersion()}.${this.tokenWrites}`;
+    if (stamp !== this.tokenCacheStamp) {
+      this.tokenCache.clear();
+      this.tokenCacheStamp = stamp;
+    }
+    const cached = this.tokenCache.get(digest);
+    if (cached !== undefined) return cached;
     const row = this.one('SELECT digest, project_id FROM tokens WHERE digest = ?', digest);
     if (!row) return undefined;
-    return timingSafeEqual(Buffer.from(String(row.digest), 'hex'), Buffer.from(digest, 'hex')) ? String(row.project_id) : undefined;
+    if (!timingSafeEqual(Buffer.from(String(row.digest), 'hex'), Buffer.from(digest, 'hex'))) return undefined;
+    const projectId = String(row.project_id);
+    if (stamp !== '' && this.tokenCache.size < 10_000) this.tokenCache.set(digest, projectId);
+    return projectId;
   }
 
   // ---- jobs ----
@@ -296,48 +334,52 @@ class SqliteStore implements StateStore {
   }
 
   /**
-   * `total_changes()` counts the rows every INSERT, UPDATE and DELETE of this
-   * connection changed (it only grows, a rolled-back change included);
-   * `data_version` changes when another connection, in this process (the
-   * watermark store) or another (operator commands), commits. Together they
-   * change on every commit that can alter a read. Inside a transaction this
-   * connection would read its own uncommitted rows, which a rollback could
-   * undo without changing either number: no token then.
+   * `data_version`, read at most once per turn of the event loop (it costs a
+   * statement, ≈3 µs, and a busy daemon asks for the token on every page
+   * request): it changes when another connection — in this process or
+   * another (operator commands) — commits. Undefined when not read this turn.
+   */
+  private dataVersionThisTurn: number | undefined;
+
+  private dataVersion(): number {
+    if (this.dataVersionThisTurn === undefined) {
+      this.dataVersionThisTurn = (this.rawSt('PRAGMA data_version').get() as [number])[0];
+      setImmediate(() => (this.dataVersionThisTurn = undefined)).unref();
+    }
+    return this.dataVersionThisTurn;
+  }
+
+  /**
+   * This connection's write count and the data version together change on
+   * every commit that can alter a read: a write of this store at once, a
+   * commit of another connection from the next turn of the event loop on
+   * (a reader of the token in the same turn sees the state as of that
+   * turn's start, as if it had asked a moment earlier). Inside a
+   * transaction this connection would read its own uncommitted rows, which a
+   * rollback could undo: no token then.
    */
   changeToken(): string | undefined {
     if (this.db.inTransaction) return undefined;
-    const [changes, dataVersion] = this.rawSt('SELECT total_changes(), (SELECT data_version FROM pragma_data_version)').get() as [number, number];
-    return `${dataVersion}.${changes}`;
+    return `${this.dataVersion()}.${this.writes}`;
   }
 
   async listExecutions(q: ExecutionQuery): Promise<ExecutionRecord[]> {
-    R.assertLimit(q.limit);
-    const where = ['project_id = ?'];
-    const params: unknown[] = [q.projectId];
-    if (q.execId !== undefined) {
-      where.push('exec_id = ?');
-      params.push(q.execId);
+    const f = executionFilter(q);
+    return f === null ? [] : this.executions(f.clause, ...f.params);
+  }
+
+  /** On a reader thread when the store has them (the daemon), else on this connection. */
+  async listExecutionsJson(q: ExecutionQuery): Promise<Buffer> {
+    const page = executionPageSql(q);
+    if (page === null) return Buffer.from('[]');
+    if (this.readers !== undefined) return this.readers.jsonArray(page.sql, page.params, page.fill);
+    const rows = (this.rawSt(page.sql).all(...page.params) as [string | number][]).map((r) => r[0]);
+    const missing = rows.filter((v) => typeof v === 'number');
+    if (missing.length > 0) {
+      const texts = new Map(this.rawSt(page.fill).all(JSON.stringify(missing)) as [number, string][]);
+      for (let i = 0; i < rows.length; i++) if (typeof rows[i] === 'number') rows[i] = texts.get(rows[i] as number)!;
     }
-    if (q.jobId !== undefined) {
-      where.push('job_id = ?');
-      params.push(q.jobId);
-    }
-    if (q.status !== undefined) {
-      const list = typeof q.status === 'string' ? [q.status] : q.status;
-      if (list.length === 0) return [];
-      where.push(list.length === 1 ? 'status = ?' : `status IN (${list.map(() => '?').join(', ')})`);
-      params.push(...list);
-    }
-    if (q.period) {
-      where.push('start_time >= ? AND start_time < ?');
-      params.push(R.canonicalTime(q.period[0], 'period start'), R.canonicalTime(q.period[1], 'period end'));
-    }
-    if (q.after) {
-      where.push(`(start_time, exec_id) ${q.order === 'asc' ? '>' : '<'} (?, ?)`);
-      params.push(R.canonicalTime(q.after.start_time, 'after start_time'), q.after.exec_id);
-    }
-    const dir = q.order === 'asc' ? 'ASC' : 'DESC';
-    return this.executions(`WHERE ${where.join(' AND ')} ORDER BY start_time ${dir}, exec_id ${dir} LIMIT ?`, ...params, q.limit);
+    return Buffer.from(`[${rows.join(',')}]`);
   }
 
   async updateExecution(execId: string, patch: ExecutionPatch): Promise<boolean> {
@@ -369,8 +411,11 @@ class SqliteStore implements StateStore {
     for (const table of ['tasks', 'steps']) {
       n += this.run(`UPDATE ${table} SET status = ?, end_time = COALESCE(end_time, ?) WHERE exec_id = ? AND status IN ${ACTIVE}`, status, now, execId);
     }
+    // Each closed record dropped the execution's stored JSON (migration 3): build it again, once.
+    if (n > 0) this.run(REFRESH_PUBLIC_JSON, execId);
     return n;
   }
+
 
   async activeExecutions(jobId: string): Promise<ExecutionRecord[]> {
     // `+job_id` keeps the planner on executions_status (few active rows) rather than
@@ -486,7 +531,10 @@ class SqliteStore implements StateStore {
       truncate.run(cut.bytes, n + 1, execId, id);
       insert.run(execId, id, n + 1, cut.chunk);
     });
-    return (execId, id, text, size) => tx.immediate(execId, id, text, size);
+    return (execId, id, text, size) => {
+      this.writes++;
+      tx.immediate(execId, id, text, size);
+    };
   }
 
   private append(kind: 'task' | 'step', execId: string, id: string, raw: string): void {
@@ -547,6 +595,7 @@ class SqliteStore implements StateStore {
   }
 
   async close(): Promise<void> {
+    await this.readers?.close();
     if (this.db.open) this.db.close();
   }
 }
@@ -572,5 +621,5 @@ export function openSqliteStore(file: string, options: StateStoreOptions = {}): 
     db.close();
     throw err;
   }
-  return new SqliteStore(db, options);
+  return new SqliteStore(db, options, path);
 }

@@ -272,6 +272,13 @@ export interface StateStoreOptions {
    * refused (docs/cluster.md, "Leases and fencing"). A-Z, a-z, 0-9, `-`, `.` only.
    */
   readonly daemonId?: string;
+  /**
+   * SQLite: threads with their own read-only connections that run the page
+   * reads (listExecutionsJson), so that SQLite's work on them does not hold
+   * the caller's event loop; 0 (default) runs them on the store's connection.
+   * Ignored for `:memory:` and PostgreSQL.
+   */
+  readonly readerThreads?: number;
 }
 
 export const DEFAULT_OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
@@ -326,9 +333,18 @@ export interface StateStore {
   findExecution(execId: string): Promise<ExecutionRecord | undefined>;
   listExecutions(query: ExecutionQuery): Promise<ExecutionRecord[]>;
   /**
+   * listExecutions as the UTF-8 JSON text of an array of the executions in
+   * their public shape (public-execution.ts: what `GET /execution/list`
+   * answers), byte for byte JSON.stringify's. SQLite builds the text in SQL
+   * (a terminal execution's is stored in its row), on a reader thread when
+   * the store has them (`readerThreads`).
+   */
+  listExecutionsJson(query: ExecutionQuery): Promise<Buffer>;
+  /**
    * A token that changes whenever a committed change may have altered what
-   * the store's reads return: any write of this store and any commit by
-   * another connection or process. Read it *before* a read: while a later
+   * the store's reads return: any write of this store at once, and any
+   * commit by another connection or process by the next turn of the event
+   * loop (SQLite reads that half once per turn). Read it *before* a read: while a later
    * call returns the same token, that read's result is still current, so a
    * caller may reuse it. Undefined when the backend cannot tell cheaply
    * (PostgreSQL: other daemons write without telling this one), or inside an

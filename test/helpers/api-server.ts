@@ -84,7 +84,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const home = path.join(base, 'home');
   await mkdir(home, { recursive: true });
   if (options.hostEnv !== undefined) await writeFile(path.join(home, 'env.yaml'), options.hostEnv);
-  const store = openSqliteStore(path.join(base, 'state.db'));
+  // Execution pages read on reader threads, as in `service serve`.
+  const store = openSqliteStore(path.join(base, 'state.db'), { readerThreads: 2 });
   const project = async (name: string) => {
     const p = await store.createProject({ name });
     const token = randomUUID();
