@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { redact } from '../engine/connections/index.js';
 import { EngineError, errorChain } from '../engine/errors.js';
 import { ProjectTree } from '../engine/files/project-tree.js';
-import { projectPaths } from '../engine/projects/project-paths.js';
+import { projectPaths } from '../engine/daemon-projects/project-paths.js';
 import { newToken, sha256hex } from '../engine/state/ids.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
 import type { GitRecord, StateStore } from '../engine/state/store.js';

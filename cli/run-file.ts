@@ -25,9 +25,9 @@ import { loadConnections, readEnvFile, type ConnectionRegistry } from '../engine
 import { EngineError, errorChain } from '../engine/errors.js';
 import { ProjectTree } from '../engine/files/project-tree.js';
 import { homeEnvVars } from '../engine/home-env.js';
-import { newDefaultJob } from '../engine/projects/default-job.js';
-import { jobFileContext, validateContent } from '../engine/projects/job-files.js';
-import { loadJobFile } from '../engine/projects/load-job-file.js';
+import { newDefaultJob } from '../engine/daemon-projects/default-job.js';
+import { jobFileContext, validateContent } from '../engine/daemon-projects/job-files.js';
+import { loadJobFile } from '../engine/daemon-projects/load-job-file.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
 import { isTerminalStatus, type ExecutionRecord, type JobRecord, type StateStore, type StepRecord, type TaskRecord } from '../engine/state/store.js';
 import type { JobKind } from '../engine/jobs/index.js';

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { main } from '../cli/main.js';
-import { projectPaths } from '../engine/projects/project-paths.js';
+import { projectPaths } from '../engine/daemon-projects/project-paths.js';
 import { sha256hex } from '../engine/state/ids.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
 

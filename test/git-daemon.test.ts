@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseServeFlags } from '../cli/daemon-flags.js';
 import { startDaemon, type RunningDaemon } from '../cli/serve.js';
-import { projectPaths } from '../engine/projects/project-paths.js';
+import { projectPaths } from '../engine/daemon-projects/project-paths.js';
 import { eventually } from './helpers/api-server.js';
 import { runMain, withEnv, type Run } from './helpers/cli-daemon.js';
 import { createGitRemote, type GitRemoteRepo } from './helpers/git-remote.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { ProjectTree } from '../engine/files/project-tree.js';
 import { blobOid } from '../engine/git/local-files.js';
 import { TreeTransaction } from '../engine/git/tree-transaction.js';
-import { projectPaths } from '../engine/projects/index.js';
+import { projectPaths } from '../engine/daemon-projects/index.js';
 import { JOB_ID, startApiServer, TIME, type ApiServer } from './helpers/api-server.js';
 import { createGitRemote, treeSnapshot, type GitRemoteRepo } from './helpers/git-remote.js';
 

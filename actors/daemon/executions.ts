@@ -16,7 +16,7 @@ import type { Logger } from '../../engine/log.js';
 import type { ExecutionRecord, ExecutionStatus, JobRecord, StateStore, Trigger } from '../../engine/state/store.js';
 import type { TaskPool } from '../pool.js';
 import type { LineRouter } from './line-router.js';
-import type { LoadedJobFile } from '../../engine/projects/load-job-file.js';
+import type { LoadedJobFile } from '../../engine/daemon-projects/load-job-file.js';
 import { kindRunner, type KindContext } from './job-kinds.js';
 import { startTasks, type TaskOutcome } from './task-runner.js';
 

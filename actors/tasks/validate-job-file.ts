@@ -8,7 +8,7 @@
 import { loadConnections } from '../../engine/connections/index.js';
 import { ProjectTree } from '../../engine/files/project-tree.js';
 import type { JobFileValidation } from '../../engine/jobs/index.js';
-import { jobFileContext, validateContent } from '../../engine/projects/job-files.js';
+import { jobFileContext, validateContent } from '../../engine/daemon-projects/job-files.js';
 import type { TaskHandler } from './task-handler.js';
 
 export interface ValidateJobFileTask {

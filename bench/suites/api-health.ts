@@ -19,7 +19,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { projectPaths } from '../../engine/projects/project-paths.js';
+import { projectPaths } from '../../engine/daemon-projects/project-paths.js';
 import { load, type LoadResult, type Server } from '../lib/http-load.js';
 import { int, ms, type Row } from '../lib/report.js';
 import type { SuiteContext } from '../lib/suite-context.js';

@@ -27,7 +27,7 @@ import { STAGING_PREFIX } from '../files/file-name.js';
 import { projectLock } from '../files/project-lock.js';
 import { touchTree } from '../files/tree-index.js';
 import type { Logger } from '../log.js';
-import { projectPaths } from '../projects/project-paths.js';
+import { projectPaths } from '../daemon-projects/project-paths.js';
 import { prefixUpperBound } from '../state/records.js';
 import { FILES_CHANNEL } from './cluster-db.js';
 

@@ -20,8 +20,8 @@
 import { EngineError, errorChain } from '../errors.js';
 import type { ProjectFile } from '../files/file-entry.js';
 import type { Logger } from '../log.js';
-import { projectPaths } from '../projects/project-paths.js';
-import type { ProjectScope } from '../projects/project-scope.js';
+import { projectPaths } from '../daemon-projects/project-paths.js';
+import type { ProjectScope } from '../daemon-projects/project-scope.js';
 import type { StateStore } from '../state/store.js';
 import { projectRemote, stripCredentials, type GitRemote } from './git-credentials.js';
 import { gitDisabled, gitNotConfigured } from './git-errors.js';

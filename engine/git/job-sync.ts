@@ -19,9 +19,9 @@
 import { EngineError } from '../errors.js';
 import type { JobKind, Problem } from '../jobs/index.js';
 import type { Logger } from '../log.js';
-import { newDefaultJob, retyped } from '../projects/default-job.js';
-import { isRejected, readContent, validateContent } from '../projects/job-files.js';
-import { validationContext, type ProjectScope } from '../projects/project-scope.js';
+import { newDefaultJob, retyped } from '../daemon-projects/default-job.js';
+import { isRejected, readContent, validateContent } from '../daemon-projects/job-files.js';
+import { validationContext, type ProjectScope } from '../daemon-projects/project-scope.js';
 import type { JobRecord } from '../state/store.js';
 
 export interface InvalidFile {

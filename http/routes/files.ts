@@ -4,7 +4,7 @@
  * them (engine/projects).
  */
 import { boolean, object, optional, string } from 'superstruct';
-import type { ProjectService } from '../../engine/projects/index.js';
+import type { ProjectService } from '../../engine/daemon-projects/index.js';
 import { queryParam } from '../body.js';
 import { badRequest } from '../http-error.js';
 import { route, type Route } from '../route.js';

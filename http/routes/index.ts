@@ -4,7 +4,7 @@
  * from this same table, so it lists exactly what the server serves.
  */
 import type { ConnectionRegistry } from '../../engine/connections/index.js';
-import type { ProjectService, RunRequester } from '../../engine/projects/index.js';
+import type { ProjectService, RunRequester } from '../../engine/daemon-projects/index.js';
 import type { ExecutionRecord, StateStore } from '../../engine/state/store.js';
 import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'koa';
 import { array, boolean, integer, object, optional, string } from 'superstruct';
-import type { ProjectService, RunRequester } from '../../engine/projects/index.js';
+import type { ProjectService, RunRequester } from '../../engine/daemon-projects/index.js';
 import type { Trigger } from '../../engine/state/store.js';
 import { badRequest } from '../http-error.js';
 import { route, type Route } from '../route.js';

@@ -1,5 +1,5 @@
 /** The token's project: id, name, git settings (URL redacted) and counts. */
-import type { ProjectService } from '../../engine/projects/index.js';
+import type { ProjectService } from '../../engine/daemon-projects/index.js';
 import { route, type Route } from '../route.js';
 
 export function projectRoutes(deps: { readonly projects: ProjectService }): Route[] {

@@ -8,7 +8,7 @@ import type { ConnectionRegistry } from '../../engine/connections/index.js';
 import type { GitPullResult } from '../../engine/git/git-sync.js';
 import type { LineageView, LineageViewRequest } from '../../engine/lineage/lineage-view.js';
 import type { Logger } from '../../engine/log.js';
-import type { ProjectService } from '../../engine/projects/index.js';
+import type { ProjectService } from '../../engine/daemon-projects/index.js';
 import type { StateStore } from '../../engine/state/store.js';
 import type { ExecutionControl } from '../routes/index.js';
 import type { SessionOptions } from './sessions.js';

@@ -18,7 +18,7 @@ import { TaskPool } from '../../actors/pool.js';
 import { loadConnections, readEnvFile } from '../../engine/connections/index.js';
 import type { Logger } from '../../engine/log.js';
 import { GitSync } from '../../engine/git/index.js';
-import { ProjectService, projectPaths } from '../../engine/projects/index.js';
+import { ProjectService, projectPaths } from '../../engine/daemon-projects/index.js';
 import { sha256hex } from '../../engine/state/ids.js';
 import { openSqliteStore } from '../../engine/state/sqlite-store.js';
 import type { StateStore } from '../../engine/state/store.js';

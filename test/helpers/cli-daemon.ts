@@ -17,7 +17,7 @@ import { parseServeFlags } from '../../cli/daemon-flags.js';
 import { main } from '../../cli/main.js';
 import { startDaemon, type RunningDaemon } from '../../cli/serve.js';
 import type { Logger } from '../../engine/log.js';
-import { projectPaths } from '../../engine/projects/project-paths.js';
+import { projectPaths } from '../../engine/daemon-projects/project-paths.js';
 import { fixtureEnv } from './api-server.js';
 import { createTempDatabase, type TempDatabase } from './pg.js';
 

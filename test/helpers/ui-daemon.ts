@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startDaemon, type RunningDaemon } from '../../cli/serve.js';
 import type { Logger } from '../../engine/log.js';
-import { projectPaths } from '../../engine/projects/project-paths.js';
+import { projectPaths } from '../../engine/daemon-projects/project-paths.js';
 import { sha256hex } from '../../engine/state/ids.js';
 
 export interface UiProject {

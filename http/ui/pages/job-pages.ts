@@ -1,6 +1,6 @@
 /** Jobs: the list (type, file, schedule, next run, last status, Run), a job's page with Run (with vars), activate/deactivate and its executions. */
 import { EngineError } from '../../../engine/errors.js';
-import type { JobView } from '../../../engine/projects/job-view.js';
+import type { JobView } from '../../../engine/daemon-projects/job-view.js';
 import { executionView } from '../../routes/executions.js';
 import { HttpError } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';

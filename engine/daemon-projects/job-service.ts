@@ -65,7 +65,7 @@ async function jobFileFor(p: ProjectScope, name: string, type: JobType): Promise
     throw err;
   });
   if (content === null) throw badRequest(`file_name ${quote(name)} does not exist`);
-  // One validation gives the kind too (a large file's runs on a worker thread, engine/projects/project-scope.ts).
+  // One validation gives the kind too (a large file's runs on a worker thread, engine/daemon-projects/project-scope.ts).
   const v = await validateForSave(p, name, content);
   let kind: FileKind = v.kind;
   // A YAML file that does not parse (git writes those) is accepted for a YAML job type: its runs fail until fixed.
