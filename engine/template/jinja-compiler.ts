@@ -20,6 +20,7 @@
  */
 import { DoNode, parseJinja, SliceNode } from './jinja-parser.js';
 import { jinjaRuntime } from './jinja-runtime.js';
+import { MARK_CLOSE, MARK_OPEN, positionsOf, templateShape, type TemplateShape } from './template-shape.js';
 import { NjBaseCompiler, njNodes, njTransformer, type NjFrame, type NjNode, type NjNodeClass } from './nunjucks-internals.js';
 
 /** Node kinds added at compile time. */
@@ -224,8 +225,15 @@ export interface CompiledModule {
   readonly [block: string]: unknown;
 }
 
-/** Parses (jinja-parser.ts) and compiles `source`; throws nunjucks' TemplateError (with `lineno`/`colno`) on a syntax error. */
-export function compileJinja(source: string, name: string): CompiledModule {
+/** The generated code of `source`, with its string literals and template text (`K`) and positions (`P`) taken out. */
+export interface Generated {
+  readonly code: string;
+  readonly constants: readonly string[];
+  /** Line and column pairs, as the code reads them from `P`. */
+  readonly positions: readonly number[];
+}
+
+export function generate(source: string, name: string): Generated {
   const ast = njTransformer.transform(parseJinja(source), [], name);
   const compiler = new JinjaCompiler(name, false);
   compiler.compile(ast, undefined as unknown as NjFrame);
@@ -235,16 +243,44 @@ export function compileJinja(source: string, name: string): CompiledModule {
     positions.push(Number(line), Number(col));
     return `${kw ?? ''}lineno = P[${positions.length - 2}]${sep}colno = P[${positions.length - 1}]`;
   });
+  return { code, constants: compiler.constants, positions };
+}
+
+/** Parses (jinja-parser.ts) and compiles `source`; throws nunjucks' TemplateError (with `lineno`/`colno`) on a syntax error. */
+export function compileJinja(source: string, name: string): CompiledModule {
+  const shape = templateShape(source);
+  if (shape !== undefined) {
+    let compiled = shapes.get(shape.canonical);
+    if (compiled === undefined) {
+      compiled = compileShape(shape, name);
+      if (shapes.size >= MAX_SHAPES) shapes.clear();
+      shapes.set(shape.canonical, compiled);
+    }
+    if (compiled !== null) return instantiate(compiled, shape, source);
+  }
+  const g = generate(source, name);
+  return factoryFor(g.code)(jinjaRuntime, g.constants, g.positions);
+}
+
+/** What a template's own generation would give: `generate(source)` without parsing it (tests compare the two). */
+export function generateByShape(source: string, name: string): Generated | undefined {
+  const shape = templateShape(source);
+  const compiled = shape === undefined ? null : compileShape(shape, name);
+  if (shape === undefined || compiled === null) return undefined;
+  return { code: compiled.code, constants: constantsOf(compiled, shape), positions: positionsFor(compiled, shape, source) };
+}
+
+type Factory = (jinja: unknown, constants: readonly string[], positions: readonly number[]) => CompiledModule;
+
+function factoryFor(code: string): Factory {
   let factory = factories.get(code);
   if (factory === undefined) {
     factory = new Function('jinja', 'K', 'P', code) as Factory;
     if (factories.size >= MAX_SHAPES) factories.clear();
     factories.set(code, factory);
   }
-  return factory(jinjaRuntime, compiler.constants, positions);
+  return factory;
 }
-
-type Factory = (jinja: unknown, constants: readonly string[], positions: readonly number[]) => CompiledModule;
 
 /**
  * One function per template *shape* (the generated code with its string
@@ -256,3 +292,80 @@ const factories = new Map<string, Factory>();
 const MAX_SHAPES = 20_000;
 // `var lineno = 3;\nvar colno = 0;` (function starts), `lineno = 3; colno = 5;` (statements), `(lineno = 3, colno = 5, ` (calls).
 const POSITION = /(var |\()?lineno = (\d+)(;\s*(?:var )?|, )colno = (\d+)/g;
+
+/** A constant of a shape's code filled from the template: marker `marker`'s value, trimmed as nunjucks trimmed the shape's. */
+interface Slot {
+  readonly marker: number;
+  readonly trimStart: boolean;
+  readonly trimEnd: boolean;
+}
+
+interface CompiledShape {
+  readonly code: string;
+  readonly factory: Factory;
+  readonly constants: readonly (string | Slot)[];
+  /** Per position pair of the code: the index of the token it points at. */
+  readonly tokens: readonly number[];
+}
+
+/**
+ * Templates by shape (template-shape.ts): the shape's code, where its
+ * constants come from and which token each position is; null when a
+ * template of this shape must be compiled on its own.
+ */
+const shapes = new Map<string, CompiledShape | null>();
+const SLOT = new RegExp(`^( ?)${MARK_OPEN}(\\d+)${MARK_CLOSE}( ?)$`);
+
+function compileShape(shape: TemplateShape, name: string): CompiledShape | null {
+  let g: Generated;
+  try {
+    g = generate(shape.canonical, name);
+  } catch {
+    return null; // a syntax error: the template's own compile reports it with its own positions
+  }
+  // A marker in the code itself (a dict key is emitted inline): this shape's code depends on the values.
+  if (g.code.includes(MARK_OPEN)) return null;
+  const constants: (string | Slot)[] = [];
+  for (const k of g.constants) {
+    if (!k.includes(MARK_OPEN)) {
+      constants.push(k);
+      continue;
+    }
+    const m = SLOT.exec(k);
+    if (m === null) return null;
+    const marker = Number(m[2]);
+    const text = shape.kinds[marker] === 'text';
+    if (!text && (m[1] !== '' || m[3] !== '')) return null;
+    constants.push({ marker, trimStart: text && m[1] === '', trimEnd: text && m[3] === '' });
+  }
+  const lineStarts = [0];
+  for (let k = shape.canonical.indexOf('\n'); k >= 0; k = shape.canonical.indexOf('\n', k + 1)) lineStarts.push(k + 1);
+  const tokenAt = new Map(shape.canonicalStarts.map((start, i) => [start, i]));
+  const tokens: number[] = [];
+  for (let p = 0; p < g.positions.length; p += 2) {
+    const line = lineStarts[g.positions[p]!];
+    const token = line === undefined ? undefined : tokenAt.get(line + g.positions[p + 1]!);
+    if (token === undefined) return null;
+    tokens.push(token);
+  }
+  return { code: g.code, factory: factoryFor(g.code), constants, tokens };
+}
+
+function constantsOf(c: CompiledShape, shape: TemplateShape): string[] {
+  return c.constants.map((k) => {
+    if (typeof k === 'string') return k;
+    let v = shape.values[k.marker]!;
+    // nunjucks' own trims (parser.js parseNodes).
+    if (k.trimStart) v = v.replace(/^\s*/, '');
+    if (k.trimEnd) v = v.replace(/\s*$/, '');
+    return v;
+  });
+}
+
+function positionsFor(c: CompiledShape, shape: TemplateShape, source: string): number[] {
+  return positionsOf(source, c.tokens.map((t) => shape.starts[t]!)).flat();
+}
+
+function instantiate(c: CompiledShape, shape: TemplateShape, source: string): CompiledModule {
+  return c.factory(jinjaRuntime, constantsOf(c, shape), positionsFor(c, shape, source));
+}
