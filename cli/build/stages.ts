@@ -4,7 +4,7 @@
  * it, and renders the result on stdout (payload) and stderr (logs). Returns
  * the exit code.
  */
-import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../../engine/build-plan/prepare.js';
+import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild, type SubProjectResult } from '../../engine/build-plan/prepare.js';
 import type { Logger } from '../../engine/log.js';
 import type { TargetAhead } from '../../actors/build/target-ahead.js';
 import type { BuildArgs, BuildCommand } from './args.js';
@@ -28,8 +28,10 @@ export function toRequest(args: BuildArgs, command: BuildCommand, path = args.pa
     recursive: args.recursive,
     fullRefresh: args.fullRefresh,
     ...(args.profilesDir !== undefined ? { profilesDir: args.profilesDir } : {}),
-    // A command-line build keeps its compile cache in <build dir>/.service/ for the next command.
+    // A command-line build keeps its compile cache in <build dir>/.service/ for the next command,
+    // written once the command's output is out.
     compileCache: 'disk',
+    deferCacheWrite: true,
   };
 }
 
@@ -38,7 +40,11 @@ export async function runBuild(args: BuildArgs, command: BuildCommand, logger: L
   const plan = planProjects(args);
   if (plan.mode === 'independent') return independent(args, command, plan.root, plan.children, logger, io);
   const prepared = prepareBuild(toRequest(args, command), logger);
-  return single(args, command, prepared, logger, io, ahead);
+  try {
+    return await single(args, command, prepared, logger, io, ahead);
+  } finally {
+    prepared.writeCompileCache?.();
+  }
 }
 
 async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, logger: Logger, io: Io, ahead?: TargetAhead): Promise<number> {
@@ -84,6 +90,14 @@ function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string,
 /** Independent mode: each child project prepared and rendered on its own. */
 async function independent(args: BuildArgs, command: BuildCommand, root: string, children: readonly string[], logger: Logger, io: Io): Promise<number> {
   const results = prepareSubProjects(toRequest(args, command, root), root, children, logger);
+  try {
+    return await independentOutput(args, command, root, results, logger, io);
+  } finally {
+    for (const r of results) r.prepared?.writeCompileCache?.();
+  }
+}
+
+async function independentOutput(args: BuildArgs, command: BuildCommand, root: string, results: readonly SubProjectResult[], logger: Logger, io: Io): Promise<number> {
   const failed = results.filter((r) => r.error !== undefined);
   if (command === 'list' || command === 'compile') {
     if (failed.length > 0) return printFatal(failed.map((r) => r.error), io, failed.map((r) => `could not compile sub-project ${r.dir}`));

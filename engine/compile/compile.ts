@@ -16,7 +16,8 @@ import type { NodeName } from '../project/naming.js';
 import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
 import { suggestions } from '../suggest.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
-import { compilerCodeStamp, hashText, nodeSignature, type CacheEntry, type CacheSession, type Lookup } from './compile-cache.js';
+import type { CacheSession } from './cache-session.js';
+import { compilerCodeStamp, entryKey, hashText, nodeSignature, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
 import { lookupVar } from '../home-env.js';
 import type { Level } from '../log.js';
 import { macroScopes } from './macros.js';
@@ -96,7 +97,7 @@ export interface CompileOptions {
   readonly fullRefresh?: boolean;
   /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
   readonly catalog?: string;
-  /** The compile cache (compile-cache.ts), opened before the project was loaded; omitted: none. Saved after the models render. */
+  /** The compile cache (cache-session.ts), opened before the project was loaded; omitted: none. The caller ends the session (`finish`). */
   readonly cache?: CacheSession;
 }
 
@@ -121,6 +122,7 @@ function withCatalog(project: Project, catalog: string | undefined): Project {
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const lower = (name: string) => name.toLowerCase();
 
 export function compileProject(project: Project, opts: CompileOptions): CompiledProject {
   try {
@@ -149,37 +151,43 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
   const deps = new Map<string, string[]>();
   const disabled = new Set<string>();
   const models: CompiledModel[] = [];
-  const cache = opts.cache ? modelCache(opts.cache, env, opts) : undefined;
+  const cache = opts.cache ? modelCache(opts.cache, env, opts, project) : undefined;
   try {
     for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : compileModel(env, m));
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }
   if (cache) {
-    cache.session.save(opts.logger);
     const shown = cache.rendered.slice(0, 50).join(', ') + (cache.rendered.length > 50 ? ', …' : '');
     opts.logger.log('debug', `compile cache: ${models.length - cache.rendered.length} of ${models.length} models from cache${cache.rendered.length > 0 ? `; rendered: ${shown}` : ''}`);
   }
-  for (const c of models) {
-    if (!c.config.enabled) disabled.add(c.name.toLowerCase());
-  }
-  for (const c of models) {
-    if (disabled.has(c.name.toLowerCase())) continue;
+  const keys = models.map((c) => c.name.toLowerCase());
+  models.forEach((c, i) => {
+    if (!c.config.enabled) disabled.add(keys[i]!);
+  });
+  models.forEach((c, i) => {
+    if (disabled.has(keys[i]!)) return;
     checkTargetLimits(c.name, 'model', c.source.naming, opts.targetType);
-    byKey.set(c.name.toLowerCase(), c);
-  }
+    byKey.set(keys[i]!, c);
+  });
   for (const s of project.seeds) {
     checkTargetLimits(s.name, 'seed', s.naming, opts.targetType);
     byKey.set(s.name.toLowerCase(), { kind: 'seed', name: s.name, source: s, dependencies: [] });
   }
-  const finalModels = models.filter((c) => !disabled.has(c.name.toLowerCase())).map((c) => withoutDisabledDeps(c, disabled));
-  for (const c of finalModels) byKey.set(c.name.toLowerCase(), c);
-  for (const [k, n] of byKey) deps.set(k, n.dependencies.map((d) => d.toLowerCase()));
-  let order: string[];
-  try {
-    order = topoOrder([...byKey.values()].map((n) => n.name), deps);
-  } catch (err) {
-    throw EngineError.wrap('could not build dependency graph', err, 'compile');
+  if (disabled.size > 0) models.forEach((c, i) => !disabled.has(keys[i]!) && byKey.set(keys[i]!, withoutDisabledDeps(c, disabled)));
+  for (const [k, n] of byKey) deps.set(k, n.dependencies.map(lower));
+  let order = cache ? lastOrder(cache, project) : undefined;
+  if (order === undefined) {
+    try {
+      order = topoOrder([...byKey.values()].map((n) => n.name), deps);
+    } catch (err) {
+      throw EngineError.wrap('could not build dependency graph', err, 'compile');
+    }
+  }
+  if (cache) {
+    // The same order from the last compile means the same variant, nodes and entries; with the same macros it is the same compile.
+    const same = cache.last !== undefined && order === cache.last.order && sameMap(cache.prefixes, cache.last.prefixes);
+    cache.session.recordCompile(same ? cache.last! : { variant: cache.variant, entries: cache.entries, prefixes: cache.prefixes, index: cache.index, order });
   }
   const nodes = order.map((name) => byKey.get(name.toLowerCase())!);
   const graph: Graph = { nodes: nodes.map((n) => graphNode(n, opts.fullRefresh === true)), deps, disabled };
@@ -219,44 +227,76 @@ function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
 
 interface ModelCache {
   readonly session: CacheSession;
-  /** Target and project-wide inputs, code stamp. */
+  /** Target and project-wide inputs, code stamp: part of every entry's key. */
   readonly globalKey: string;
+  /** The global key and everything a model's loaded form depends on besides its file (LastCompile.variant). */
+  readonly variant: string;
+  /** Hash of every node's identity (LastCompile.index). */
+  readonly index: string;
+  /** The cache's last compile, when it was of this variant. */
+  readonly last: LastCompile | undefined;
+  /** The last compile's nodes were these: an entry's node lookups need no check. */
+  readonly sameIndex: boolean;
+  /** Macro prefix text → its hash. */
   readonly prefixHashes: Map<string, string>;
+  /** This compile, for the next one (LastCompile). */
+  readonly entries: Map<string, string>;
+  readonly prefixes: Map<string, string>;
   /** Names of the models rendered (not taken from the cache), in project order. */
   readonly rendered: string[];
 }
 
-function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions): ModelCache {
+function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions, project: Project): ModelCache {
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
-  return { session, globalKey, prefixHashes: new Map(), rendered: [] };
+  const variant = hashText(`${globalKey}\u0000${project.loadKey ?? ''}`);
+  let nodes = '';
+  for (const n of env.index.all) nodes += `${nodeSignature(n)}\u0002${n.file}\u0003`;
+  const index = hashText(nodes);
+  const last = session.lastCompile(variant);
+  return { session, globalKey, variant, index, last, sameIndex: last?.index === index, prefixHashes: new Map(), entries: new Map(), prefixes: new Map(), rendered: [] };
 }
 
 const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
 
-/** Whether every lookup the entry's render made still gets the same answer. */
-function stillValid(env: RenderEnv, e: CacheEntry): boolean {
+/** Whether every lookup the entry's render made still gets the same answer; `nodes`: check node lookups too, not only env vars. */
+function stillValid(env: RenderEnv, e: CacheEntry, nodes = true): boolean {
+  if (!nodes && !e.readsEnv) return true;
   for (const [kind, query, answer] of e.lookups) {
+    if (kind !== 'e' && !nodes) continue;
     const now = kind === 'r' ? signatureOf(env.index.resolve(query)) : kind === 'f' ? signatureOf(env.index.fullNameMatch(query)) : (lookupVar(query, env.stepEnv) ?? null);
     if (now !== answer) return false;
   }
   return true;
 }
 
-/** A model from the cache when its inputs and lookups are unchanged, else rendered (and recorded for the next compile). */
+function fromEntry(m: ModelSource, hit: CacheEntry, prefix: string): CompiledModel {
+  return { kind: 'model', name: m.name, source: m, config: hit.config ?? m.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template ?? m.body, templatePrefix: prefix };
+}
+
+/**
+ * A model from the cache when its inputs and lookups are unchanged, else
+ * rendered (and recorded for the next compile). A file unchanged since the
+ * last compile of this variant takes that compile's entry without hashing
+ * its inputs.
+ */
 function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): CompiledModel {
-  const prefix = env.macros.prefixFor(dirOf(m.rel));
+  const dir = dirOf(m.rel);
+  const prefix = env.macros.prefixFor(dir);
   let prefixHash = cache.prefixHashes.get(prefix);
   if (prefixHash === undefined) {
     prefixHash = hashText(prefix);
     cache.prefixHashes.set(prefix, prefixHash);
   }
-  const key = hashText(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
-  const hit = cache.session.model(key);
-  if (hit !== undefined && stillValid(env, hit)) {
-    for (const [level, message] of hit.logs) env.logger.log(level, message);
-    cache.session.keepModel(key, hit, false);
-    return { kind: 'model', name: m.name, source: m, config: hit.config ?? m.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template ?? m.body, templatePrefix: prefix };
+  cache.prefixes.set(dir, prefixHash);
+  const last = cache.last;
+  if (last !== undefined && cache.session.isUnchanged(m.abs) && last.prefixes.get(dir) === prefixHash) {
+    const key = last.entries.get(m.abs);
+    const hit = key === undefined ? undefined : cache.session.model(key);
+    if (hit !== undefined && stillValid(env, hit, !cache.sameIndex)) return reuse(env, m, cache, key!, hit, prefix);
   }
+  const key = entryKey(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
+  const hit = cache.session.model(key);
+  if (hit !== undefined && stillValid(env, hit)) return reuse(env, m, cache, key, hit, prefix);
   cache.rendered.push(m.name);
   const lookups: Lookup[] = [];
   const logs: [Level, string][] = [];
@@ -296,10 +336,36 @@ function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): Compile
   const c = compileModel(recording, m);
   if (cacheable) {
     const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
-    const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), logs };
+    const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), readsEnv: lookups.some((l) => l[0] === 'e'), logs };
     cache.session.keepModel(key, entry, true);
+    cache.entries.set(m.abs, key);
   }
   return c;
+}
+
+/**
+ * The last compile's DAG order when this compile has the same nodes and every
+ * model the same entry (so the same dependencies and enabled flags): the
+ * order is a function of those alone.
+ */
+function lastOrder(cache: ModelCache, project: Project): readonly string[] | undefined {
+  const last = cache.last;
+  if (last?.order === undefined || !cache.sameIndex || cache.entries.size !== project.models.length || last.entries.size !== cache.entries.size) return undefined;
+  for (const [abs, key] of cache.entries) if (last.entries.get(abs) !== key) return undefined;
+  return last.order;
+}
+
+function sameMap(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+function reuse(env: RenderEnv, m: ModelSource, cache: ModelCache, key: string, hit: CacheEntry, prefix: string): CompiledModel {
+  for (const [level, message] of hit.logs) env.logger.log(level, message);
+  cache.session.keepModel(key, hit, false);
+  cache.entries.set(m.abs, key);
+  return fromEntry(m, hit, prefix);
 }
 
 function dedupe(lookups: readonly Lookup[]): Lookup[] {
@@ -360,6 +426,8 @@ export function selectCompiled(cp: CompiledProject, include: readonly string[], 
   } catch (err) {
     throw EngineError.wrap('could not compile build project', EngineError.wrap('could not apply selectors', err, 'select'), 'select');
   }
+  // graph.nodes are cp.nodes' graph nodes in the same order: all of them picked is all nodes.
+  if (picked.length === cp.nodes.length) return [...cp.nodes];
   const byName = new Map(cp.nodes.map((n) => [n.name.toLowerCase(), n]));
   return picked.map((g) => byName.get(g.name.toLowerCase())!);
 }

@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parseYaml } from '../yaml-lib.js';
 import { array, boolean, string, type, unknown, validate, type Infer } from 'superstruct';
 import { described, keysOf, mapOf, maybe, oneOf } from '../schemas/shape.js';
 import { EngineError } from '../errors.js';
@@ -100,7 +100,8 @@ export function findConfigFiles(dir: string): string[] {
   return found;
 }
 
-export const isConfigFileName = (name: string): boolean => CONFIG_NAMES.includes(name.toLowerCase());
+/** Whether `name` is a config file name (any case). Length first: a project's walk asks this of every file. */
+export const isConfigFileName = (name: string): boolean => name.length >= 15 && name.length <= 18 && CONFIG_NAMES.includes(name.toLowerCase());
 
 export interface LoadConfigOptions {
   readonly logger: Logger;
@@ -164,7 +165,7 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
   });
   let doc: unknown;
   try {
-    doc = restoreTokens(parse(safe) ?? {}, tokens);
+    doc = restoreTokens(parseYaml(safe) ?? {}, tokens);
   } catch (err) {
     throw new EngineError('load', `could not load ${fileRel}: could not parse config file: ${yamlErrorDetail(err)}`);
   }

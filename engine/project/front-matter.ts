@@ -4,7 +4,7 @@
  * the config mapping (or null when the file has none) and the body with the
  * block and exactly one following newline removed.
  */
-import { parse } from 'yaml';
+import { yamlLib } from '../yaml-lib.js';
 import { EngineError } from '../errors.js';
 import { yamlErrorDetail } from './yaml-error.js';
 
@@ -34,7 +34,7 @@ const MAX_PARSED = 4096;
 
 function parseYaml(text: string): unknown {
   if (parsed.has(text)) return structuredClone(parsed.get(text));
-  const value: unknown = parse(text);
+  const value: unknown = yamlLib().parse(text);
   if (parsed.size >= MAX_PARSED) parsed.clear();
   parsed.set(text, structuredClone(value));
   return value;

@@ -60,6 +60,12 @@ export interface Project {
   readonly macros: readonly MacroSource[];
   /** Set when the project was loaded from dbt_project.yml (engine/project/dbt/). */
   readonly format?: 'dbt';
+  /**
+   * Everything the loaded form of a model file depends on besides the file
+   * (the config files, settings from the flags, merged sub-projects): equal
+   * keys and an unchanged file give an equal ModelSource (the compile cache).
+   */
+  readonly loadKey?: string;
 }
 
 export interface LoadOptions extends SettingsFlags {
@@ -124,8 +130,10 @@ export function loadWithConfig(root: string, config: BuildConfig, settings: Sett
     }
     models.push(loadModel(f, scope, settings, opts.logger, opts.readModelSource));
   }
-  return { root, config, settings, models, seeds, macros };
+  return { root, config, settings, models, seeds, macros, loadKey: JSON.stringify([config, settings, children], withSets) };
 }
+
+const withSets = (_key: string, v: unknown) => (v instanceof Set ? [...(v as Set<unknown>)] : v);
 
 function checkDuplicate(seen: Map<string, DiscoveredFile>, f: DiscoveredFile): void {
   const key = f.name.toLowerCase();
