@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
 import { duckdbCatalogName } from '../targets/duckdb/catalog.js';
 import { openCache } from '../compile/cache-session.js';
+import type { ChangeJournal } from '../files/change-journal.js';
 import { CACHE_DIR_NAME, type CacheLocation } from '../compile/compile-cache.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
@@ -59,6 +60,11 @@ export interface BuildRequest {
    * output is out (writing 10,000 models' entries took ≈0.1–0.3 s).
    */
   readonly deferCacheWrite?: boolean;
+  /**
+   * What changed under the build directory (the daemon: engine/files/change-journal.ts):
+   * with a memory cache, files the journal reports unchanged are not looked at again.
+   */
+  readonly changes?: ChangeJournal;
 }
 
 export interface PreparedBuild {
@@ -114,8 +120,8 @@ function compileBuild(req: BuildRequest, logger: Logger): CompiledBuild {
   // -R with a root config: the child projects' files join this DAG (merged `-R` mode).
   const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
   const location = compileCacheLocation(resolveBuildPath(req.path), req.compileCache);
-  const cache = location ? openCache(location, logger) : undefined;
-  const project = loadProject(req.path, { ...req, logger, mergeChildren, ...(cache ? { readModelSource: cache.readSource.bind(cache) } : {}) });
+  const cache = location ? openCache(location, logger, req.changes?.root === location.root ? req.changes : undefined) : undefined;
+  const project = loadProject(req.path, { ...req, logger, mergeChildren, ...(cache ? { cache } : {}) });
   if (project.config.dbtProject === null && isDbtProject(buildRoot)) {
     logger.log('warn', `dbt_project.yml is not read: ${project.config.fileRel} makes this a project of service build's own format (remove it to build the dbt project)`);
   }

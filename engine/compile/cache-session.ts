@@ -3,11 +3,17 @@
  * when it started, which model files are unchanged since, and what this
  * compile used or made — which becomes the directory's store when it ends.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { posix } from 'node:path';
+import type { ChangeJournal } from '../files/change-journal.js';
 import type { Logger } from '../log.js';
-import { keepStore, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type SourceEntry, type Store } from './compile-cache.js';
+import { affectsWalk, type DiscoveredFile } from '../project/discover.js';
+import type { FrontMatter } from '../project/front-matter.js';
+import type { LoadCache, ModelSource, SeedSource } from '../project/load.js';
+import { keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type SourceEntry, type Store } from './compile-cache.js';
+import type { CompileMemo, JournalMark, LogLine, WalkMemo } from './compile-memo.js';
 
-export class CacheSession {
+export class CacheSession implements LoadCache {
   private readonly usedModels = new Map<string, CacheEntry>();
   private readonly usedSources = new Map<string, SourceEntry>();
   /** Model files whose stat stamp is the cached one: their text is what the cache holds. */
@@ -16,11 +22,27 @@ export class CacheSession {
   private fresh = 0;
   private made: LastCompile | undefined;
   private readonly now = Date.now();
+  /** Stat stamps of the model files read by this compile ('' when too new to have one). */
+  private readonly stamps = new Map<string, string>();
+  /** What this directory's compiles in this process made (compile-memo.ts). */
+  readonly memo: CompileMemo;
+  /** The journal's position as this compile starts. */
+  private readonly mark: JournalMark | undefined;
+  /** Files (absolute) changed since the memo's last successful compile, per the journal; undefined: unknown (check every file). */
+  private readonly changed: ReadonlySet<string> | undefined;
 
   constructor(
     readonly location: CacheLocation,
     private readonly opened: Store,
-  ) {}
+    journal?: ChangeJournal,
+  ) {
+    this.memo = memoOf(location.root);
+    if (journal === undefined) return;
+    this.mark = { journal, mark: journal.mark() };
+    const prev = this.memo.journal;
+    const rels = prev !== undefined && prev.journal === journal ? journal.since(prev.mark) : undefined;
+    if (rels !== undefined) this.changed = new Set(rels.map((rel) => `${journal.root}/${rel}`));
+  }
 
   model(key: string): CacheEntry | undefined {
     return this.opened.models.get(key);
@@ -35,7 +57,7 @@ export class CacheSession {
    * A model file's text split into front-matter and body: from the cache when
    * its stat stamp is unchanged, else read (and parsed by `parse`).
    */
-  readSource(abs: string, parse: (text: string) => { config: Record<string, unknown> | null; body: string }): { config: Record<string, unknown> | null; body: string } {
+  readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter {
     const stamp = statStamp(abs, this.now);
     const hit = stamp === undefined ? undefined : this.opened.sources.get(abs);
     if (hit !== undefined && hit[0] === stamp) {
@@ -44,11 +66,76 @@ export class CacheSession {
       return { config: hit[1], body: hit[2] };
     }
     const parsed = parse(readFileSync(abs, 'utf8'));
+    this.stamps.set(abs, stamp ?? '');
     if (stamp !== undefined) {
       this.usedSources.set(abs, [stamp, parsed.config, parsed.body]);
       this.fresh++;
     }
     return parsed;
+  }
+
+  /**
+   * The walk of the last compile when the journal says no file was added,
+   * removed or renamed since (and no file a walk would list or warn about
+   * appeared); else `run()`'s, kept for the next compile.
+   */
+  walk(key: string, run: () => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } {
+    const prev = this.memo.walk;
+    if (prev !== undefined && prev.key === key && this.changed !== undefined && this.walkHolds(prev)) return { ...prev, reused: true };
+    const made = run();
+    this.memo.walk = { key, ...made };
+    return made;
+  }
+
+  private walkHolds(walk: WalkMemo): boolean {
+    if (this.changed!.size === 0) return true;
+    const known = (walk.known ??= new Set(walk.files.map((f) => f.abs)));
+    for (const abs of this.changed!) {
+      if (known.has(abs) ? statSync(abs, { throwIfNoEntry: false }) === undefined : affectsWalk(posix.basename(abs))) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A model file's loaded form: the last compile's object when the file and
+   * `loadKey` are unchanged since (its load warnings logged again), else
+   * `load`'s, kept for the next compile.
+   */
+  loadModel(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => ModelSource): ModelSource {
+    const prev = this.memo.models.get(f.abs);
+    if (prev !== undefined && prev.loadKey === loadKey && prev.source.file === f.file && this.unchangedSince(f.abs, prev.stamp)) {
+      for (const [level, message] of prev.logs) logger.log(level, message);
+      const entry = this.opened.sources.get(f.abs);
+      // The cache's entry is this file's text when its stamp is the one this object was loaded from.
+      if (entry !== undefined && prev.stamp !== '' && entry[0] === prev.stamp) {
+        this.usedSources.set(f.abs, entry);
+        this.unchanged.add(f.abs);
+      }
+      return prev.source;
+    }
+    const logs: LogLine[] = [];
+    const source = load(recording(logger, logs));
+    this.memo.models.set(f.abs, { loadKey, stamp: this.stamps.get(f.abs) ?? '', source, logs });
+    return source;
+  }
+
+  /** A seed's loaded form: the last compile's object under the same `loadKey` (a seed's form depends on its path alone). */
+  loadSeed(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => SeedSource): SeedSource {
+    const prev = this.memo.seeds.get(f.abs);
+    if (prev !== undefined && prev.loadKey === loadKey && prev.source.file === f.file && prev.source.format === f.format) {
+      for (const [level, message] of prev.logs) logger.log(level, message);
+      return prev.source;
+    }
+    const logs: LogLine[] = [];
+    const source = load(recording(logger, logs));
+    this.memo.seeds.set(f.abs, { loadKey, source, logs });
+    return source;
+  }
+
+  /** Unchanged since the memo's compile: per the journal, or by a stat stamp equal to the one it was read with. */
+  private unchangedSince(abs: string, stamp: string): boolean {
+    if (this.changed !== undefined) return !this.changed.has(abs);
+    return stamp !== '' && statStamp(abs, this.now) === stamp;
   }
 
   /** Whether the model file at `abs` is known unchanged since the cache's last compile (its stat stamp matched). */
@@ -76,6 +163,7 @@ export class CacheSession {
    * output is out; nothing to write (an unchanged project): undefined.
    */
   finish(logger: Logger): (() => void) | undefined {
+    if (this.mark !== undefined) this.memo.journal = this.mark;
     const loc = this.location;
     const opened = this.opened;
     const sources = this.usedSources;
@@ -99,7 +187,18 @@ export class CacheSession {
   }
 }
 
-/** Opens the cache of a build directory for one compile (compile-cache.ts `openStore`). */
-export function openCache(loc: CacheLocation, logger: Logger): CacheSession {
-  return new CacheSession(loc, openStore(loc, logger));
+/** A logger that also keeps what it logs in `lines`. */
+function recording(logger: Logger, lines: LogLine[]): Logger {
+  return {
+    log(level, message) {
+      lines.push([level, message]);
+      logger.log(level, message);
+    },
+    enabled: (level) => logger.enabled(level),
+  };
+}
+
+/** Opens the cache of a build directory for one compile (compile-cache.ts `openStore`); `journal`: what changed under it (the daemon). */
+export function openCache(loc: CacheLocation, logger: Logger, journal?: ChangeJournal): CacheSession {
+  return new CacheSession(loc, openStore(loc, logger), journal);
 }

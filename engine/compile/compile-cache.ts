@@ -34,6 +34,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Level, Logger } from '../log.js';
 import type { ModelConfig } from '../project/model-config.js';
+import { CompileMemo } from './compile-memo.js';
 import type { IndexedNode } from './node-index.js';
 
 const FORMAT = 'service-compile-cache 4';
@@ -112,6 +113,17 @@ export interface Store {
 }
 
 const stores = new Map<string, Store>();
+const memos = new Map<string, CompileMemo>();
+
+/** The in-memory objects of the compiles of `root` in this process (compile-memo.ts). */
+export function memoOf(root: string): CompileMemo {
+  let memo = memos.get(root);
+  if (memo === undefined) {
+    memo = new CompileMemo();
+    memos.set(root, memo);
+  }
+  return memo;
+}
 
 export interface CacheLocation {
   /** The key of the in-memory store (the build directory). */
@@ -431,6 +443,7 @@ function readCacheFile(file: string, logger: Logger): Omit<Store, 'fileStamp'> |
 /** Forgets every in-memory store (tests; a daemon could call it under memory pressure). */
 export function clearCompileCacheMemory(): void {
   stores.clear();
+  memos.clear();
 }
 
 let codeStamp: string | undefined;

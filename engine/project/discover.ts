@@ -60,6 +60,11 @@ export function unusedReason(name: string): string | undefined {
 
 const SEED_EXT: Record<string, SeedFormat> = { '.csv': 'csv', '.json': 'json', '.parquet': 'parquet' };
 
+/** Whether a file named `name` appearing or vanishing can change a walk: a model, macro, seed, config file, or one the loader warns about. */
+export function affectsWalk(name: string): boolean {
+  return classify(name) !== undefined || unusedReason(name) !== undefined || isConfigFileName(name);
+}
+
 function classify(name: string): { kind: FileKind; stem: string; format?: SeedFormat } | undefined {
   const lower = name.toLowerCase();
   if (lower.endsWith('.macros.sql')) return { kind: 'macro', stem: name.slice(0, -'.macros.sql'.length) };

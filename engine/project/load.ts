@@ -73,8 +73,19 @@ export interface LoadOptions extends SettingsFlags {
   readonly stepEnv?: Readonly<Record<string, string>>;
   /** `-R` merged mode: child project directories whose files join this DAG. */
   readonly mergeChildren?: readonly string[];
-  /** Reads a model file and splits its front-matter with `parse` (the compile cache answers unchanged files from its stat stamps). */
-  readonly readModelSource?: (abs: string, parse: (text: string) => FrontMatter) => FrontMatter;
+  /** The compile cache (engine/compile/cache-session.ts): unchanged files are not read, or not even loaded again. */
+  readonly cache?: LoadCache;
+}
+
+/** What the compile cache offers the loader. */
+export interface LoadCache {
+  /** Reads a model file and splits its front-matter with `parse` (unchanged files are answered from their stat stamps). */
+  readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter;
+  /** The walk, or the last one when nothing was added or removed since. */
+  walk(key: string, run: () => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean };
+  /** A model file loaded by `load` — or the last load's object when the file and `loadKey` are unchanged (its warnings logged again). */
+  loadModel(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => ModelSource): ModelSource;
+  loadSeed(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => SeedSource): SeedSource;
 }
 
 /** Resolves and checks the build path. */
@@ -106,9 +117,14 @@ export function loadProject(path: string, opts: LoadOptions): Project {
 }
 
 export function loadWithConfig(root: string, config: BuildConfig, settings: Settings, opts: LoadOptions, children: readonly ChildConfig[] = []): Project {
-  const ignored: string[] = [];
-  const files = discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir), ignored });
+  const walk = (): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } => {
+    const ignored: string[] = [];
+    return { files: discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir), ignored }), ignored };
+  };
+  const { files, ignored, reused } = opts.cache ? opts.cache.walk(JSON.stringify([config.dbtProject, children.map((c) => c.dir)]), walk) : walk();
   for (const f of ignored) opts.logger.log('warn', `${f}: not used (${unusedReason(f)})`);
+  const loadKey = JSON.stringify([config, settings, children], withSets);
+  const cache = opts.cache;
   const models: ModelSource[] = [];
   const seeds: SeedSource[] = [];
   const macros: MacroSource[] = [];
@@ -121,16 +137,20 @@ export function loadWithConfig(root: string, config: BuildConfig, settings: Sett
       macros.push({ file: f.file, dir: posix.dirname(f.rel) === '.' ? '' : posix.dirname(f.rel), text: readFileSync(f.abs, 'utf8') });
       continue;
     }
-    checkDuplicate(seen, f);
+    if (!reused) checkDuplicate(seen, f); // a walk reused had no duplicates when it was made
     if (f.kind === 'seed') {
       const d = scope.config.defaults;
-      const naming = nameNode({ kind: 'seed', name: f.name, rel: f.rel, defaultsSchema: d.schema, defaultsDatabase: d.database }, settings, opts.logger);
-      seeds.push({ kind: 'seed', name: f.name, file: f.file, rel: f.rel, abs: f.abs, format: f.format!, naming });
+      const load = (logger: Logger): SeedSource => {
+        const naming = nameNode({ kind: 'seed', name: f.name, rel: f.rel, defaultsSchema: d.schema, defaultsDatabase: d.database }, settings, logger);
+        return { kind: 'seed', name: f.name, file: f.file, rel: f.rel, abs: f.abs, format: f.format!, naming };
+      };
+      seeds.push(cache ? cache.loadSeed(f, loadKey, opts.logger, load) : load(opts.logger));
       continue;
     }
-    models.push(loadModel(f, scope, settings, opts.logger, opts.readModelSource));
+    const load = (logger: Logger) => loadModel(f, scope, settings, logger, cache);
+    models.push(cache ? cache.loadModel(f, loadKey, opts.logger, load) : load(opts.logger));
   }
-  return { root, config, settings, models, seeds, macros, loadKey: JSON.stringify([config, settings, children], withSets) };
+  return { root, config, settings, models, seeds, macros, loadKey };
 }
 
 const withSets = (_key: string, v: unknown) => (v instanceof Set ? [...(v as Set<unknown>)] : v);
@@ -153,8 +173,8 @@ interface Scope {
   readonly vars?: Readonly<Record<string, unknown>>;
 }
 
-function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger, read?: LoadOptions['readModelSource']): ModelSource {
-  const fm = read ? read(f.abs, (text) => parseFrontMatter(f.name, text)) : parseFrontMatter(f.name, readFileSync(f.abs, 'utf8'));
+function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger, cache?: LoadCache): ModelSource {
+  const fm = cache ? cache.readModelSource(f.abs, (text) => parseFrontMatter(f.name, text)) : parseFrontMatter(f.name, readFileSync(f.abs, 'utf8'));
   const merged = fm.config ? mergeFrontMatter(f.name, base, fm.config, logger) : base;
   const style = incrementalStyle(f.name, fm.body);
   const tests = validateModelConfig(f.name, merged, style);
