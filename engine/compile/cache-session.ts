@@ -10,12 +10,14 @@ import type { Logger } from '../log.js';
 import { affectsWalk, type DiscoveredFile } from '../project/discover.js';
 import type { FrontMatter } from '../project/front-matter.js';
 import type { LoadCache, ModelSource, SeedSource } from '../project/load.js';
-import { keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type SourceEntry, type Store } from './compile-cache.js';
+import { keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type ParsedConfig, type SourceEntry, type Store } from './compile-cache.js';
+import type { BuildConfig } from '../project/config.js';
 import type { CompileMemo, JournalMark, LogLine, WalkMemo } from './compile-memo.js';
 
 export class CacheSession implements LoadCache {
   private readonly usedModels = new Map<string, CacheEntry>();
   private readonly usedSources = new Map<string, SourceEntry>();
+  private readonly usedConfigs = new Map<string, ParsedConfig>();
   /** Model files whose stat stamp is the cached one: their text is what the cache holds. */
   private readonly unchanged = new Set<string>();
   /** Entries and sources made by this compile (not taken from the cache). */
@@ -24,8 +26,11 @@ export class CacheSession implements LoadCache {
   private readonly now = Date.now();
   /** Stat stamps of the model files read by this compile ('' when too new to have one). */
   private readonly stamps = new Map<string, string>();
-  /** What this directory's compiles in this process made (compile-memo.ts). */
-  readonly memo: CompileMemo;
+  /**
+   * What this directory's compiles in this process made (compile-memo.ts);
+   * undefined for a cache file (a command-line build compiles once).
+   */
+  readonly memo: CompileMemo | undefined;
   /** The journal's position as this compile starts. */
   private readonly mark: JournalMark | undefined;
   /** Files (absolute) changed since the memo's last successful compile, per the journal; undefined: unknown (check every file). */
@@ -36,8 +41,8 @@ export class CacheSession implements LoadCache {
     private readonly opened: Store,
     journal?: ChangeJournal,
   ) {
-    this.memo = memoOf(location.root);
-    if (journal === undefined) return;
+    this.memo = location.dir === undefined ? memoOf(location.root) : undefined;
+    if (journal === undefined || this.memo === undefined) return;
     this.mark = { journal, mark: journal.mark() };
     const prev = this.memo.journal;
     const rels = prev !== undefined && prev.journal === journal ? journal.since(prev.mark) : undefined;
@@ -51,6 +56,17 @@ export class CacheSession implements LoadCache {
   keepModel(key: string, e: CacheEntry, made: boolean): void {
     this.usedModels.set(key, e);
     if (made) this.fresh++;
+  }
+
+  parsedConfig(key: string): ParsedConfig | undefined {
+    const hit = this.opened.configs.get(key);
+    if (hit !== undefined) this.usedConfigs.set(key, hit);
+    return hit;
+  }
+
+  keepConfig(key: string, config: BuildConfig, logs: readonly LogLine[]): void {
+    this.usedConfigs.set(key, { config, logs });
+    this.fresh++;
   }
 
   /**
@@ -80,10 +96,12 @@ export class CacheSession implements LoadCache {
    * appeared); else `run()`'s, kept for the next compile.
    */
   walk(key: string, run: () => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } {
-    const prev = this.memo.walk;
+    const memo = this.memo;
+    if (memo === undefined) return run();
+    const prev = memo.walk;
     if (prev !== undefined && prev.key === key && this.changed !== undefined && this.walkHolds(prev)) return { ...prev, reused: true };
     const made = run();
-    this.memo.walk = { key, ...made };
+    memo.walk = { key, ...made };
     return made;
   }
 
@@ -102,7 +120,9 @@ export class CacheSession implements LoadCache {
    * `load`'s, kept for the next compile.
    */
   loadModel(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => ModelSource): ModelSource {
-    const prev = this.memo.models.get(f.abs);
+    const memo = this.memo;
+    if (memo === undefined) return load(logger);
+    const prev = memo.models.get(f.abs);
     if (prev !== undefined && prev.loadKey === loadKey && prev.source.file === f.file && this.unchangedSince(f.abs, prev.stamp)) {
       for (const [level, message] of prev.logs) logger.log(level, message);
       const entry = this.opened.sources.get(f.abs);
@@ -115,20 +135,22 @@ export class CacheSession implements LoadCache {
     }
     const logs: LogLine[] = [];
     const source = load(recording(logger, logs));
-    this.memo.models.set(f.abs, { loadKey, stamp: this.stamps.get(f.abs) ?? '', source, logs });
+    memo.models.set(f.abs, { loadKey, stamp: this.stamps.get(f.abs) ?? '', source, logs });
     return source;
   }
 
   /** A seed's loaded form: the last compile's object under the same `loadKey` (a seed's form depends on its path alone). */
   loadSeed(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => SeedSource): SeedSource {
-    const prev = this.memo.seeds.get(f.abs);
+    const memo = this.memo;
+    if (memo === undefined) return load(logger);
+    const prev = memo.seeds.get(f.abs);
     if (prev !== undefined && prev.loadKey === loadKey && prev.source.file === f.file && prev.source.format === f.format) {
       for (const [level, message] of prev.logs) logger.log(level, message);
       return prev.source;
     }
     const logs: LogLine[] = [];
     const source = load(recording(logger, logs));
-    this.memo.seeds.set(f.abs, { loadKey, source, logs });
+    memo.seeds.set(f.abs, { loadKey, source, logs });
     return source;
   }
 
@@ -163,14 +185,14 @@ export class CacheSession implements LoadCache {
    * output is out; nothing to write (an unchanged project): undefined.
    */
   finish(logger: Logger): (() => void) | undefined {
-    if (this.mark !== undefined) this.memo.journal = this.mark;
+    if (this.mark !== undefined && this.memo !== undefined) this.memo.journal = this.mark;
     const loc = this.location;
     const opened = this.opened;
     const sources = this.usedSources;
     const last = this.made ?? opened.last;
     const keepOthers = Math.min(opened.models.size, this.usedModels.size * 2 + 16);
     // Unchanged: every entry and source was taken from the cache, and nothing it held is dropped.
-    const dirty = this.fresh > 0 || keepOthers !== opened.models.size || sources.size !== opened.sources.size || last !== opened.last;
+    const dirty = this.fresh > 0 || keepOthers !== opened.models.size || sources.size !== opened.sources.size || this.usedConfigs.size !== opened.configs.size || last !== opened.last;
     if (!dirty) {
       keepStore(loc, opened);
       return undefined;
@@ -180,7 +202,7 @@ export class CacheSession implements LoadCache {
       if (models.size >= keepOthers) break;
       if (!models.has(k)) models.set(k, opened.models.get(k)!);
     }
-    const store: Store = { models, sources, last, fileStamp: this.opened.fileStamp };
+    const store: Store = { models, sources, configs: this.usedConfigs, last, fileStamp: this.opened.fileStamp };
     keepStore(loc, store);
     if (loc.dir === undefined) return undefined;
     return () => saveStore(loc, store, logger);

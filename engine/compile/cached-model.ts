@@ -12,14 +12,14 @@ import type { ModelSource, Project } from '../project/load.js';
 import type { CacheSession } from './cache-session.js';
 import { compilerCodeStamp, entryKey, hashText, nodeSignature, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
 import type { CompiledModel, CompileOptions } from './compile.js';
-import { compileModel } from './compile-model.js';
 import type { CompileMemo } from './compile-memo.js';
 import type { IndexedNode, NodeLookup } from './node-index.js';
 import type { RenderEnv } from './render-model.js';
 
 export interface ModelCache {
   readonly session: CacheSession;
-  readonly memo: CompileMemo;
+  /** This process's compiled objects (memory caches only). */
+  readonly memo: CompileMemo | undefined;
   /** Target and project-wide inputs, code stamp: part of every entry's key. */
   readonly globalKey: string;
   /** The global key and everything a model's loaded form depends on besides its file (LastCompile.variant). */
@@ -37,6 +37,7 @@ export interface ModelCache {
   readonly prefixes: Map<string, string>;
   /** Names of the models rendered (not taken from the cache), in project order. */
   readonly rendered: string[];
+  readonly renderer: CompileOptions['renderer'];
 }
 
 /** The cache's view of one compile; `index`: the hash of the node index (node-index-memo.ts). */
@@ -44,7 +45,7 @@ export function modelCache(session: CacheSession, env: RenderEnv, opts: CompileO
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
   const variant = hashText(`${globalKey}\u0000${project.loadKey ?? ''}`);
   const last = session.lastCompile(variant);
-  return { session, memo: session.memo, globalKey, variant, index, last, sameIndex: last?.index === index, prefixHashes: new Map(), entries: new Map(), prefixes: new Map(), rendered: [] };
+  return { session, memo: session.memo, globalKey, variant, index, last, sameIndex: last?.index === index, prefixHashes: new Map(), entries: new Map(), prefixes: new Map(), rendered: [], renderer: opts.renderer };
 }
 
 const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
@@ -77,10 +78,10 @@ export function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): 
   }
   cache.prefixes.set(dir, prefixHash);
   // This process compiled this very object before (the daemon): the same compiled object.
-  const mine = cache.memo.compiled.get(m);
+  const mine = cache.memo?.compiled.get(m);
   if (mine !== undefined && mine.variant === cache.variant && mine.prefixHash === prefixHash && stillValid(env, mine.entry, mine.index !== cache.index)) {
     keep(env, m, cache, mine.key, mine.entry);
-    if (mine.index !== cache.index) cache.memo.compiled.set(m, { ...mine, index: cache.index });
+    if (mine.index !== cache.index) cache.memo!.compiled.set(m, { ...mine, index: cache.index });
     return mine.model;
   }
   const last = cache.last;
@@ -129,13 +130,13 @@ export function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): 
       return v;
     },
   };
-  const c = compileModel(recording, m);
+  const c = cache.renderer().compileModel(recording, m);
   if (cacheable) {
     const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
     const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), readsEnv: lookups.some((l) => l[0] === 'e'), logs };
     cache.session.keepModel(key, entry, true);
     cache.entries.set(m.abs, key);
-    cache.memo.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry, model: c });
+    cache.memo?.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry, model: c });
   }
   return c;
 }
@@ -150,7 +151,7 @@ function keep(env: RenderEnv, m: ModelSource, cache: ModelCache, key: string, hi
 function reuse(env: RenderEnv, m: ModelSource, cache: ModelCache, key: string, hit: CacheEntry, prefix: string, prefixHash: string): CompiledModel {
   keep(env, m, cache, key, hit);
   const model = fromEntry(m, hit, prefix);
-  cache.memo.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry: hit, model });
+  cache.memo?.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry: hit, model });
   return model;
 }
 

@@ -33,6 +33,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSy
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Level, Logger } from '../log.js';
+import { configFromJson, configToJson, type BuildConfig } from '../project/config.js';
 import type { ModelConfig } from '../project/model-config.js';
 import { CompileMemo } from './compile-memo.js';
 import type { IndexedNode } from './node-index.js';
@@ -103,10 +104,18 @@ export interface EntryMap {
   readonly size: number;
 }
 
+/** A config file parsed before: the config and the warnings its parse logged. */
+export interface ParsedConfig {
+  readonly config: BuildConfig;
+  readonly logs: readonly (readonly [Level, string])[];
+}
+
 /** The entries of one build directory, and what this process last read or wrote to its file. */
 export interface Store {
   readonly models: EntryMap;
   readonly sources: ReadonlyMap<string, SourceEntry>;
+  /** Config files by what their parse read (engine/project/config.ts ConfigMemo). */
+  readonly configs: ReadonlyMap<string, ParsedConfig>;
   readonly last: LastCompile | undefined;
   /** `mtimeMs:size` of the file when it was read or written; another value means someone else wrote it. */
   readonly fileStamp: string | undefined;
@@ -153,7 +162,7 @@ export function statStamp(abs: string, now: number): string | undefined {
   return `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
 }
 
-const empty = (): Store => ({ models: new Map(), sources: new Map(), last: undefined, fileStamp: undefined });
+const empty = (): Store => ({ models: new Map(), sources: new Map(), configs: new Map(), last: undefined, fileStamp: undefined });
 
 /**
  * The store of a build directory: the in-memory one when the file has not
@@ -235,6 +244,8 @@ interface FileBody {
   readonly sf: readonly number[];
   readonly sb: readonly string[];
   readonly se: readonly number[];
+  /** Config files: key, config, logs. */
+  readonly cf?: readonly (readonly [string, unknown, readonly (readonly [Level, string])[]])[];
   /** The last compile: variant, index hash, macro prefix hash per folder, DAG order. */
   readonly l: { readonly v: string; readonly i: string; readonly p: Readonly<Record<string, string>>; readonly o?: readonly string[] } | null;
 }
@@ -303,7 +314,8 @@ function pack(root: string, store: Store): FileBody {
     se.push(key === undefined ? -1 : (at.get(key) ?? -1));
   }
   const last = store.last;
-  return { ...body, dn, d, t, ln, lq, la, w, sp, st, sf, sb, se, l: last ? { v: last.variant, i: last.index, p: Object.fromEntries(last.prefixes), ...(last.order ? { o: last.order } : {}) } : null };
+  const cf = [...store.configs].map(([key, p]) => [key, configToJson(p.config), p.logs] as const);
+  return { ...body, dn, d, t, ln, lq, la, w, sp, st, sf, sb, se, cf, l: last ? { v: last.variant, i: last.index, p: Object.fromEntries(last.prefixes), ...(last.order ? { o: last.order } : {}) } : null };
 }
 
 /** The entries of a cache file, each decoded on first use. */
@@ -355,33 +367,62 @@ class EntryTable implements EntryMap {
     const b = this.body;
     const config = b.g[i]!;
     if (config !== -1 && !(config >= 0 && config < b.c.length)) throw new Error('bad config index');
-    const decode = () => this.lookups(this.lookupsAt[i]!, this.lookupsAt[i + 1]!);
-    let lookups: Lookup[] | undefined;
-    e = {
-      sql: b.q[i]!,
-      pre: b.b[i] || [],
-      post: b.o[i] || [],
-      config: config === -1 ? null : (b.c[config] as ModelConfig),
-      dependencies: b.d.slice(this.depsAt[i], this.depsAt[i + 1]),
-      template: b.t[i] || null,
-      get lookups() {
-        return (lookups ??= decode());
-      },
-      readsEnv: this.readingEnv.has(i),
-      logs: b.w[i] ?? [],
-    };
+    e = new TableEntry(this, i, config === -1 ? null : (b.c[config] as ModelConfig));
     this.made[i] = e;
     return e;
   }
 
-  private lookups(from: number, to: number): Lookup[] {
+  /** Entry `i`'s lookups, decoded. */
+  lookupsOf(i: number): Lookup[] {
     const { lq, la, a } = this.body;
     const out: Lookup[] = [];
-    for (let j = from; j < to; j++) {
+    for (let j = this.lookupsAt[i]!; j < this.lookupsAt[i + 1]!; j++) {
       const answer = la[j]!;
       out.push([lq[j]![0] as Lookup[0], lq[j]!.slice(1), answer === -1 ? null : (a[answer] ?? '\u0000missing')]);
     }
     return out;
+  }
+
+  dependenciesOf(i: number): string[] {
+    return this.body.d.slice(this.depsAt[i], this.depsAt[i + 1]);
+  }
+
+  readsEnv(i: number): boolean {
+    return this.readingEnv.has(i);
+  }
+
+  column<K extends 'q' | 'b' | 'o' | 't' | 'w'>(name: K): FileBody[K] {
+    return this.body[name];
+  }
+}
+
+/** One entry of a cache file: its lookups decoded on first use (most compiles never check them). */
+class TableEntry implements CacheEntry {
+  readonly sql: string;
+  readonly pre: readonly string[];
+  readonly post: readonly string[];
+  readonly dependencies: readonly string[];
+  readonly template: string | null;
+  readonly readsEnv: boolean;
+  readonly logs: readonly (readonly [Level, string])[];
+  #lookups: Lookup[] | undefined;
+
+  constructor(
+    private readonly table: EntryTable,
+    private readonly i: number,
+    readonly config: ModelConfig | null,
+  ) {
+    this.sql = table.column('q')[i]!;
+    this.pre = table.column('b')[i] || [];
+    this.post = table.column('o')[i] || [];
+    this.dependencies = table.dependenciesOf(i);
+    this.template = table.column('t')[i] || null;
+    this.readsEnv = table.readsEnv(i);
+    this.logs = table.column('w')[i] ?? [];
+  }
+
+  get lookups(): readonly Lookup[] {
+    return (this.#lookups ??= this.table.lookupsOf(this.i));
   }
 }
 
@@ -413,7 +454,9 @@ function unpack(root: string, body: FileBody): Omit<Store, 'fileStamp'> {
   const l = body.l;
   if (l && l.o !== undefined && (!Array.isArray(l.o) || l.o.some((x) => typeof x !== 'string'))) throw new Error('bad order');
   const last: LastCompile | undefined = l ? { variant: l.v, entries, prefixes: new Map(Object.entries(l.p)), index: l.i, ...(l.o ? { order: l.o } : {}) } : undefined;
-  return { models, sources, last };
+  const configs = new Map<string, ParsedConfig>();
+  for (const [key, config, logs] of body.cf ?? []) configs.set(key, { config: configFromJson(config), logs });
+  return { models, sources, configs, last };
 }
 
 function readCacheFile(file: string, logger: Logger): Omit<Store, 'fileStamp'> | undefined {

@@ -13,16 +13,15 @@ import type { ModelSource, Project, SeedSource } from '../project/load.js';
 import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
 import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
-import { createNunjucksEngine } from '../template/nunjucks-engine.js';
 import type { CacheSession } from './cache-session.js';
 import { cachedModel, lastOrder, modelCache, recordCompile } from './cached-model.js';
-import { hashText, nodeSignature } from './compile-cache.js';
+import { hashText } from './compile-cache.js';
 import { buildDag } from './compile-graph.js';
-import { compileModel } from './compile-model.js';
 import type { CompileMemo } from './compile-memo.js';
 import { macroScopes } from './macros.js';
 import { NodeIndex } from './node-index.js';
 import type { RenderEnv } from './render-model.js';
+import { lazyEngine, type Renderer } from './renderer.js';
 
 export { graphNode, resolvedMode } from './compile-graph.js';
 
@@ -99,6 +98,8 @@ export interface CompileOptions {
   readonly fullRefresh?: boolean;
   /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
   readonly catalog?: string;
+  /** The model pipeline and templating engine, asked for when a model must be rendered (renderer.ts). */
+  readonly renderer: () => Renderer;
   /** The compile cache (cache-session.ts), opened before the project was loaded; omitted: none. The caller ends the session (`finish`). */
   readonly cache?: CacheSession;
 }
@@ -141,7 +142,13 @@ function nodeIndex(project: Project, memo: CompileMemo | undefined, hashed: bool
     ...project.seeds.map((s) => ({ name: s.name, kind: 'seed' as const, file: s.file, naming: s.naming })),
   ]);
   let nodes = '';
-  if (hashed) for (const n of index.all) nodes += `${nodeSignature(n)}\u0002${n.file}\u0003`;
+  if (hashed) {
+    // nodeSignature's fields, written out: no signature string kept per node.
+    for (const n of index.all) {
+      const m = n.naming;
+      nodes += `${n.name}\u0001${n.kind}\u0001${m.database ?? ''}\u0001${m.schema}\u0001${m.name}\u0001${m.prodName}\u0001${m.fullName}\u0002${n.file}\u0003`;
+    }
+  }
   const made = { index, hash: hashed ? hashText(nodes) : '' };
   if (memo) memo.index = { models: project.models, seeds: project.seeds, ...made };
   return made;
@@ -174,7 +181,7 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
   const project = withCatalog(loaded, opts.catalog, memo);
   const { index, hash } = nodeIndex(project, memo, opts.cache !== undefined);
   const env: RenderEnv = {
-    engine: createNunjucksEngine(),
+    engine: lazyEngine(opts.renderer),
     index,
     macros: macroScopes(project.macros, opts.logger),
     vars: project.settings.vars,
@@ -185,7 +192,7 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
   const models: CompiledModel[] = [];
   const cache = opts.cache ? modelCache(opts.cache, env, opts, project, hash) : undefined;
   try {
-    for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : compileModel(env, m));
+    for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : opts.renderer().compileModel(env, m));
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }

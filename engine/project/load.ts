@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { posix, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { loadConfig, resolveSettings, type BuildConfig, type Settings, type SettingsFlags } from './config.js';
+import { loadConfig, resolveSettings, type BuildConfig, type ConfigMemo, type Settings, type SettingsFlags } from './config.js';
 import type { DataTest } from './data-tests.js';
 import { discover, unusedReason, type DiscoveredFile, type SeedFormat } from './discover.js';
 import { parseFrontMatter, type FrontMatter } from './front-matter.js';
@@ -78,7 +78,7 @@ export interface LoadOptions extends SettingsFlags {
 }
 
 /** What the compile cache offers the loader. */
-export interface LoadCache {
+export interface LoadCache extends ConfigMemo {
   /** Reads a model file and splits its front-matter with `parse` (unchanged files are answered from their stat stamps). */
   readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter;
   /** The walk, or the last one when nothing was added or removed since. */
@@ -107,9 +107,10 @@ const loadError = (root: string, err: unknown) =>
 export function loadProject(path: string, opts: LoadOptions): Project {
   const root = resolveBuildPath(path);
   try {
-    const config = loadConfig(root, opts);
+    const configOpts = { logger: opts.logger, stepEnv: opts.stepEnv, ...(opts.cache ? { configs: opts.cache } : {}) };
+    const config = loadConfig(root, configOpts);
     const settings = resolveSettings(config, opts);
-    const children = opts.mergeChildren && opts.mergeChildren.length > 0 ? loadChildConfigs(root, config, opts.mergeChildren, opts, opts) : [];
+    const children = opts.mergeChildren && opts.mergeChildren.length > 0 ? loadChildConfigs(root, config, opts.mergeChildren, opts, configOpts) : [];
     return loadWithConfig(root, config, settings, opts, children);
   } catch (err) {
     throw loadError(root, err);
