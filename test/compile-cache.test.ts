@@ -173,7 +173,7 @@ test('a corrupt, truncated or tampered cache file is ignored: a full compile wit
     ['not json', 'garbage\n{{{'],
     // Valid JSON with the checksum of the original: the SQL was edited by hand.
     ['tampered', good.replace('select 42 as answer', 'select 666 as answer')],
-    ['older format', good.replace(/^service-compile-cache 4 /, 'service-compile-cache 3 ')],
+    ['older format', good.replace(/^service-compile-cache 5 /, 'service-compile-cache 4 ')],
   ];
   for (const [what, text] of variants) {
     assert.notEqual(text, good, what);

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { affectsWalk, type DiscoveredFile } from '../project/discover.js';
 import type { FrontMatter } from '../project/front-matter.js';
 import type { LoadCache, ModelSource, SeedSource } from '../project/load.js';
-import { keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type ParsedConfig, type SourceEntry, type Store } from './compile-cache.js';
+import { hasStamp, keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type ParsedConfig, type SourceEntry, type Stamp, type Store } from './compile-cache.js';
 import type { BuildConfig } from '../project/config.js';
 import type { CompileMemo, JournalMark, LogLine, WalkMemo } from './compile-memo.js';
 
@@ -24,8 +24,8 @@ export class CacheSession implements LoadCache {
   private fresh = 0;
   private made: LastCompile | undefined;
   private readonly now = Date.now();
-  /** Stat stamps of the model files read by this compile ('' when too new to have one). */
-  private readonly stamps = new Map<string, string>();
+  /** Stat stamps of the model files read by this compile (undefined when too new to have one). */
+  private readonly stamps = new Map<string, Stamp | undefined>();
   /**
    * What this directory's compiles in this process made (compile-memo.ts);
    * undefined for a cache file (a command-line build compiles once).
@@ -74,15 +74,15 @@ export class CacheSession implements LoadCache {
    * its stat stamp is unchanged, else read (and parsed by `parse`).
    */
   readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter {
-    const stamp = statStamp(abs, this.now);
-    const hit = stamp === undefined ? undefined : this.opened.sources.get(abs);
-    if (hit !== undefined && hit[0] === stamp) {
+    const hit = this.opened.sources.get(abs);
+    if (hit !== undefined && hasStamp(abs, this.now, hit[0])) {
       this.usedSources.set(abs, hit);
       this.unchanged.add(abs);
       return { config: hit[1], body: hit[2] };
     }
+    const stamp = statStamp(abs, this.now);
     const parsed = parse(readFileSync(abs, 'utf8'));
-    this.stamps.set(abs, stamp ?? '');
+    this.stamps.set(abs, stamp);
     if (stamp !== undefined) {
       this.usedSources.set(abs, [stamp, parsed.config, parsed.body]);
       this.fresh++;
@@ -127,7 +127,7 @@ export class CacheSession implements LoadCache {
       for (const [level, message] of prev.logs) logger.log(level, message);
       const entry = this.opened.sources.get(f.abs);
       // The cache's entry is this file's text when its stamp is the one this object was loaded from.
-      if (entry !== undefined && prev.stamp !== '' && entry[0] === prev.stamp) {
+      if (entry !== undefined && prev.stamp !== undefined && entry[0] === prev.stamp) {
         this.usedSources.set(f.abs, entry);
         this.unchanged.add(f.abs);
       }
@@ -135,7 +135,7 @@ export class CacheSession implements LoadCache {
     }
     const logs: LogLine[] = [];
     const source = load(recording(logger, logs));
-    memo.models.set(f.abs, { loadKey, stamp: this.stamps.get(f.abs) ?? '', source, logs });
+    memo.models.set(f.abs, { loadKey, stamp: this.stamps.get(f.abs), source, logs });
     return source;
   }
 
@@ -155,9 +155,9 @@ export class CacheSession implements LoadCache {
   }
 
   /** Unchanged since the memo's compile: per the journal, or by a stat stamp equal to the one it was read with. */
-  private unchangedSince(abs: string, stamp: string): boolean {
+  private unchangedSince(abs: string, stamp: Stamp | undefined): boolean {
     if (this.changed !== undefined) return !this.changed.has(abs);
-    return stamp !== '' && statStamp(abs, this.now) === stamp;
+    return stamp !== undefined && hasStamp(abs, this.now, stamp);
   }
 
   /** Whether the model file at `abs` is known unchanged since the cache's last compile (its stat stamp matched). */

@@ -38,7 +38,7 @@ import type { ModelConfig } from '../project/model-config.js';
 import { CompileMemo } from './compile-memo.js';
 import type { IndexedNode } from './node-index.js';
 
-const FORMAT = 'service-compile-cache 4';
+const FORMAT = 'service-compile-cache 5';
 export const CACHE_DIR_NAME = '.service';
 export const CACHE_FILE_NAME = 'compile-cache';
 
@@ -79,8 +79,11 @@ export const hashText = (text: string): string => createHash('sha256').update(te
 /** An entry key: 128 bits of the inputs' hash are plenty to tell entries apart and keep the file small. */
 export const entryKey = (text: string): string => hashText(text).slice(0, 22);
 
+/** A file's stat stamp (statStamp): compared as numbers, never formatted (10,000 stamps as strings cost ≈20 ms). */
+export type Stamp = readonly [mtimeMs: number, ctimeMs: number, size: number, ino: number];
+
 /** A model file read and split before: its front-matter mapping (or null) and body, valid while its stat stamp holds. */
-export type SourceEntry = readonly [stamp: string, config: Record<string, unknown> | null, body: string];
+export type SourceEntry = readonly [stamp: Stamp, config: Record<string, unknown> | null, body: string];
 
 /** What one compile of a build directory was, so the next compile of the same variant can take unchanged files' entries as they are. */
 export interface LastCompile {
@@ -156,10 +159,20 @@ function fileStampOf(file: string): string | undefined {
  * (its next write could keep the same times): it is read every time until
  * it has been quiet for a while.
  */
-export function statStamp(abs: string, now: number): string | undefined {
+export function statStamp(abs: string, now: number): Stamp | undefined {
+  const st = trustedStat(abs, now);
+  return st === undefined ? undefined : [st.mtimeMs, st.ctimeMs, st.size, st.ino];
+}
+
+/** Whether the file at `abs` has the stat stamp `stamp` (and is old enough to be trusted by it). */
+export function hasStamp(abs: string, now: number, stamp: Stamp): boolean {
+  const st = trustedStat(abs, now);
+  return st !== undefined && st.mtimeMs === stamp[0] && st.ctimeMs === stamp[1] && st.size === stamp[2] && st.ino === stamp[3];
+}
+
+function trustedStat(abs: string, now: number): { mtimeMs: number; ctimeMs: number; size: number; ino: number } | undefined {
   const st = statSync(abs, { throwIfNoEntry: false });
-  if (st === undefined || now - st.mtimeMs < 2000 || now - st.ctimeMs < 2000) return undefined;
-  return `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
+  return st === undefined || now - st.mtimeMs < 2000 || now - st.ctimeMs < 2000 ? undefined : st;
 }
 
 const empty = (): Store => ({ models: new Map(), sources: new Map(), configs: new Map(), last: undefined, fileStamp: undefined });
@@ -238,9 +251,12 @@ interface FileBody {
   readonly la: readonly number[];
   /** Entry index → its logs, for the few entries with any. */
   readonly w: Readonly<Record<string, readonly (readonly [Level, string])[]>>;
-  /** Model files: path, stat stamp, front-matter config index (-1: none), body, and the entry index the last compile used (-1: none). */
+  /** Model files: path, stat stamp (mtime, ctime, size, inode), front-matter config index (-1: none), body, and the entry index the last compile used (-1: none). */
   readonly sp: readonly string[];
-  readonly st: readonly string[];
+  readonly sm: readonly number[];
+  readonly sc: readonly number[];
+  readonly ss: readonly number[];
+  readonly si: readonly number[];
   readonly sf: readonly number[];
   readonly sb: readonly string[];
   readonly se: readonly number[];
@@ -301,13 +317,19 @@ function pack(root: string, store: Store): FileBody {
     }
   }
   const sp: string[] = [];
-  const st: string[] = [];
+  const sm: number[] = [];
+  const sc: number[] = [];
+  const ss: number[] = [];
+  const si: number[] = [];
   const sf: number[] = [];
   const sb: string[] = [];
   const se: number[] = [];
   for (const [abs, [stamp, config, text]] of store.sources) {
     sp.push(relTo(root, abs));
-    st.push(stamp);
+    sm.push(stamp[0]);
+    sc.push(stamp[1]);
+    ss.push(stamp[2]);
+    si.push(stamp[3]);
     sf.push(config === null ? -1 : configs.indexOf(config));
     sb.push(text);
     const key = store.last?.entries.get(abs);
@@ -315,7 +337,7 @@ function pack(root: string, store: Store): FileBody {
   }
   const last = store.last;
   const cf = [...store.configs].map(([key, p]) => [key, configToJson(p.config), p.logs] as const);
-  return { ...body, dn, d, t, ln, lq, la, w, sp, st, sf, sb, se, cf, l: last ? { v: last.variant, i: last.index, p: Object.fromEntries(last.prefixes), ...(last.order ? { o: last.order } : {}) } : null };
+  return { ...body, dn, d, t, ln, lq, la, w, sp, sm, sc, ss, si, sf, sb, se, cf, l: last ? { v: last.variant, i: last.index, p: Object.fromEntries(last.prefixes), ...(last.order ? { o: last.order } : {}) } : null };
 }
 
 /** The entries of a cache file, each decoded on first use. */
@@ -437,7 +459,7 @@ function offsets(counts: readonly number[], total: number): number[] {
 function unpack(root: string, body: FileBody): Omit<Store, 'fileStamp'> {
   const models = new EntryTable(body);
   const n = body.sp.length;
-  if (body.st.length !== n || body.sf.length !== n || body.sb.length !== n || body.se.length !== n) throw new Error('bad source columns');
+  for (const col of [body.sm, body.sc, body.ss, body.si, body.sf, body.sb, body.se]) if (!Array.isArray(col) || col.length !== n) throw new Error('bad source columns');
   const config = (i: number) => {
     if (i === -1) return null;
     if (!(i >= 0 && i < body.c.length)) throw new Error('bad config index');
@@ -447,7 +469,7 @@ function unpack(root: string, body: FileBody): Omit<Store, 'fileStamp'> {
   const entries = new Map<string, string>();
   for (let i = 0; i < n; i++) {
     const abs = absFrom(root, body.sp[i]!);
-    sources.set(abs, [body.st[i]!, config(body.sf[i]!), body.sb[i]!]);
+    sources.set(abs, [[body.sm[i]!, body.sc[i]!, body.ss[i]!, body.si[i]!], config(body.sf[i]!), body.sb[i]!]);
     const e = body.se[i]!;
     if (e !== -1) entries.set(abs, models.keyAt(e) ?? '');
   }

@@ -15,7 +15,7 @@ import type { ModelSource, SeedSource } from '../project/load.js';
 import type { Level } from '../log.js';
 import type { Graph } from '../dag/graph.js';
 import type { ChangeJournal } from '../files/change-journal.js';
-import type { CacheEntry } from './compile-cache.js';
+import type { CacheEntry, Stamp } from './compile-cache.js';
 import type { CompiledModel, CompiledNode, CompiledSeed } from './compile.js';
 import type { NodeIndex } from './node-index.js';
 
@@ -24,8 +24,8 @@ export type LogLine = readonly [Level, string];
 /** A model file as the last load made it. */
 export interface LoadedModel {
   readonly loadKey: string;
-  /** Its stat stamp when read ('' when it was too new to have one). */
-  readonly stamp: string;
+  /** Its stat stamp when read (undefined when it was too new to have one). */
+  readonly stamp: Stamp | undefined;
   readonly source: ModelSource;
   /** The warnings its load logged: repeated when it is reused. */
   readonly logs: readonly LogLine[];

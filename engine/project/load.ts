@@ -174,9 +174,36 @@ interface Scope {
   readonly vars?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * Merged configs by front-matter object and base: models whose front-matter
+ * is one shared object (the compile cache keeps each distinct front-matter
+ * once) share one config — a merge that logged nothing depends on nothing
+ * else (a model's name appears only in its warnings and errors).
+ */
+const merges = new WeakMap<object, WeakMap<ModelConfig, ModelConfig>>();
+
+function mergedConfig(name: string, base: ModelConfig, fm: Record<string, unknown>, logger: Logger): ModelConfig {
+  const byBase = merges.get(fm);
+  const hit = byBase?.get(base);
+  if (hit !== undefined) return hit;
+  let logged = false;
+  const merged = mergeFrontMatter(name, base, fm, {
+    log(level, message) {
+      logged = true;
+      logger.log(level, message);
+    },
+    enabled: (level) => logger.enabled(level),
+  });
+  if (!logged) {
+    if (byBase === undefined) merges.set(fm, new WeakMap([[base, merged]]));
+    else byBase.set(base, merged);
+  }
+  return merged;
+}
+
 function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger, cache?: LoadCache): ModelSource {
   const fm = cache ? cache.readModelSource(f.abs, (text) => parseFrontMatter(f.name, text)) : parseFrontMatter(f.name, readFileSync(f.abs, 'utf8'));
-  const merged = fm.config ? mergeFrontMatter(f.name, base, fm.config, logger) : base;
+  const merged = fm.config ? mergedConfig(f.name, base, fm.config, logger) : base;
   const style = incrementalStyle(f.name, fm.body);
   const tests = validateModelConfig(f.name, merged, style);
   const naming = nameNode(
