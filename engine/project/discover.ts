@@ -7,7 +7,7 @@
  * tree is walked in tens of milliseconds.
  */
 import { readdirSync, statSync, type Dirent } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { isConfigFileName } from './config.js';
 
 export type FileKind = 'model' | 'macro' | 'seed';
@@ -106,9 +106,11 @@ function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
   const merged = st.subProject === undefined && rel !== '' && !rel.includes('/') && st.mergeChildren.has(rel);
   if (!isRoot && !merged && entries.some((e) => !e.isDirectory() && isConfigFileName(e.name))) return; // nested project
   if (merged) st = { ...st, subProject: rel };
+  // `dir` is absolute and normalized: a plain concatenation is the join (path.join was ≈5 % of a warm compile).
+  const base = dir.endsWith('/') ? dir : `${dir}/`;
   for (const e of entries) {
     if (e.name.startsWith('.')) continue;
-    const abs = join(dir, e.name);
+    const abs = base + e.name;
     const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
     if (isDir(e, abs)) {
       if (e.name === 'node_modules') continue;
@@ -119,7 +121,10 @@ function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
     const c = classify(e.name);
     if (!c && st.ignored && unusedReason(e.name)) st.ignored.push(st.prefix + childRel);
     if (!c || !st.want.has(c.kind)) continue;
-    st.out.push({ kind: c.kind, file: st.prefix + childRel, rel: childRel, abs, name: c.stem, ...(c.format ? { format: c.format } : {}), ...(st.subProject ? { subProject: st.subProject } : {}) });
+    const f: { -readonly [K in keyof DiscoveredFile]: DiscoveredFile[K] } = { kind: c.kind, file: st.prefix + childRel, rel: childRel, abs, name: c.stem };
+    if (c.format) f.format = c.format;
+    if (st.subProject) f.subProject = st.subProject;
+    st.out.push(f);
   }
 }
 
@@ -147,7 +152,8 @@ export function findChildProjects(buildRoot: string): string[] {
   return out.sort();
 }
 
-export function discover(buildRoot: string, opts: DiscoverOptions): readonly DiscoveredFile[] {
+export function discover(root: string, opts: DiscoverOptions): readonly DiscoveredFile[] {
+  const buildRoot = resolve(root); // the walk concatenates paths onto it
   const out: DiscoveredFile[] = [];
   const mergeChildren = new Set(opts.mergeChildren ?? []);
   if (opts.dbtProject) {
