@@ -213,7 +213,7 @@ test('files unchanged by their stat stamp come from the cache; an edit, even of 
   await fresh(dir);
   const file = join(dir, '.service', 'compile-cache');
   const text = readFileSync(file, 'utf8');
-  assert.ok((JSON.parse(text.slice(text.indexOf('\n') + 1)) as { sp: string[] }).sp.includes('marts/plain.sql'), 'plain.sql is in the cache with its stamp');
+  assert.ok((JSON.parse(text.split('\n')[1]!) as { sp: string[] }).sp.includes('marts/plain.sql'), 'plain.sql is in the cache with its stamp');
   assert.equal((await fresh(dir)).out, reference);
   // Same size, new text, written just now: read again, never the cached body.
   writeFiles(dir, { 'marts/plain.sql': 'select 24 as answer\n' });

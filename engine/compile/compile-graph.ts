@@ -122,7 +122,8 @@ function sameShape(prev: NonNullable<CompileMemo['graph']>, models: readonly Com
 function lowerDeps(n: CompiledNode, memo: CompileMemo | undefined): readonly string[] {
   let d = memo?.lowerDeps.get(n);
   if (d === undefined) {
-    d = n.dependencies.map(lower);
+    // Names are mostly lower-case already: then the list itself.
+    d = n.dependencies.every((x) => x === x.toLowerCase()) ? n.dependencies : n.dependencies.map(lower);
     memo?.lowerDeps.set(n, d);
   }
   return d;
