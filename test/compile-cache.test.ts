@@ -251,3 +251,34 @@ test("the daemon's path (prepareBuild, memory cache by default) keeps the projec
   assert.match(edited.sql, /select 44 as answer/);
   assert.ok(!existsSync(join(dir, '.service')), 'nothing written into the project');
 });
+
+test('the walk is taken from the cache only while every folder keeps its stamp: a model added, removed or put in a new folder is always seen', async () => {
+  const dir = duckProject(FILES, 'target: DUCK\nvars: {limit_n: 5}\n');
+  // Folders changed in the last two seconds are never trusted by their stamp: let them age.
+  await new Promise((r) => setTimeout(r, 2100));
+  const reference = await cold(dir);
+  await fresh(dir);
+  const warm = await fresh(dir);
+  assert.equal(warm.rendered, 'all-cached');
+  assert.equal(warm.out, reference);
+  // A model added to an existing folder changes that folder's times.
+  writeFiles(dir, { 'marts/late.sql': 'select 1 as id\n' });
+  let r = await fresh(dir);
+  assert.deepEqual(r.rendered, ['late', 'report']);
+  assert.equal(r.out, await cold(dir));
+  // ... and once everything has aged again, a removal and a model in a new folder.
+  await new Promise((res) => setTimeout(res, 2100));
+  await fresh(dir);
+  renameSync(join(dir, 'marts/late.sql'), join(dir, 'marts/late.txt'));
+  writeFiles(dir, { 'extra/deeper/fresh.sql': "select * from {{ ref('plain') }}\n" });
+  r = await fresh(dir);
+  assert.deepEqual(r.rendered, ['fresh', 'report']);
+  assert.equal(r.out, await cold(dir));
+  await new Promise((res) => setTimeout(res, 2100));
+  await fresh(dir);
+  // A model in a folder that already existed but was empty of models, two levels down.
+  writeFiles(dir, { 'extra/deeper/second.sql': 'select 2 as id\n' });
+  r = await fresh(dir);
+  assert.deepEqual(r.rendered, ['second']);
+  assert.equal(r.out, await cold(dir));
+});

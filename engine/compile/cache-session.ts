@@ -9,8 +9,8 @@ import type { ChangeJournal } from '../files/change-journal.js';
 import type { Logger } from '../log.js';
 import { affectsWalk, type DiscoveredFile } from '../project/discover.js';
 import type { FrontMatter } from '../project/front-matter.js';
-import type { LoadCache, ModelSource, SeedSource } from '../project/load.js';
-import { hasStamp, keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type ParsedConfig, type SourceEntry, type Stamp, type Store } from './compile-cache.js';
+import type { LoadCache, ModelSource, SeedSource, WalkWatch } from '../project/load.js';
+import { hasStamp, keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type ParsedConfig, type SourceEntry, type Stamp, type Store, type StoredWalk } from './compile-cache.js';
 import type { BuildConfig } from '../project/config.js';
 import type { CompileMemo, JournalMark, LogLine, WalkMemo } from './compile-memo.js';
 
@@ -23,6 +23,8 @@ export class CacheSession implements LoadCache {
   /** Entries and sources made by this compile (not taken from the cache). */
   private fresh = 0;
   private made: LastCompile | undefined;
+  /** This compile's walk (made or reused). */
+  private walked: StoredWalk | undefined;
   private readonly now = Date.now();
   /** Stat stamps of the model files read by this compile (undefined when too new to have one). */
   private readonly stamps = new Map<string, Stamp | undefined>();
@@ -91,17 +93,37 @@ export class CacheSession implements LoadCache {
   }
 
   /**
-   * The walk of the last compile when the journal says no file was added,
+   * The walk of the last compile — when the journal says no file was added,
    * removed or renamed since (and no file a walk would list or warn about
-   * appeared); else `run()`'s, kept for the next compile.
+   * appeared), or when every directory it listed still has the stat stamp
+   * it had just before it was listed (an entry added, removed or renamed
+   * changes its directory's times) — else `run()`'s. Kept for the next
+   * compile once this one succeeds (`finish`).
    */
-  walk(key: string, run: () => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } {
-    const memo = this.memo;
-    if (memo === undefined) return run();
-    const prev = memo.walk;
-    if (prev !== undefined && prev.key === key && this.changed !== undefined && this.walkHolds(prev)) return { ...prev, reused: true };
-    const made = run();
-    memo.walk = { key, ...made };
+  walk(key: string, run: (watch?: WalkWatch) => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } {
+    const prev = this.memo?.walk;
+    if (prev !== undefined && prev.key === key && this.changed !== undefined && this.walkHolds(prev)) {
+      this.walked = { key, files: prev.files, ignored: prev.ignored, dirs: this.opened.walk?.files === prev.files ? this.opened.walk.dirs : undefined };
+      return { ...prev, reused: true };
+    }
+    const stored = this.opened.walk;
+    if (stored !== undefined && stored.key === key && stored.dirs !== undefined && stored.dirs.every(([abs, stamp]) => hasStamp(abs, this.now, stamp))) {
+      this.walked = stored;
+      return { files: stored.files, ignored: stored.ignored, reused: true };
+    }
+    const dirs: [string, Stamp][] = [];
+    let trackable = true;
+    const made = run({
+      onDir: (abs) => {
+        const stamp = statStamp(abs, this.now);
+        if (stamp === undefined) trackable = false;
+        else dirs.push([abs, stamp]);
+      },
+      onLink: () => {
+        trackable = false;
+      },
+    });
+    this.walked = { key, files: made.files, ignored: made.ignored, dirs: trackable ? dirs : undefined };
     return made;
   }
 
@@ -185,14 +207,19 @@ export class CacheSession implements LoadCache {
    * output is out; nothing to write (an unchanged project): undefined.
    */
   finish(logger: Logger): (() => void) | undefined {
-    if (this.mark !== undefined && this.memo !== undefined) this.memo.journal = this.mark;
+    if (this.memo !== undefined) {
+      if (this.mark !== undefined) this.memo.journal = this.mark;
+      if (this.walked !== undefined) this.memo.walk = this.walked;
+    }
     const loc = this.location;
     const opened = this.opened;
     const sources = this.usedSources;
     const last = this.made ?? opened.last;
     const keepOthers = Math.min(opened.models.size, this.usedModels.size * 2 + 16);
     // Unchanged: every entry and source was taken from the cache, and nothing it held is dropped.
-    const dirty = this.fresh > 0 || keepOthers !== opened.models.size || sources.size !== opened.sources.size || this.usedConfigs.size !== opened.configs.size || last !== opened.last;
+    // A walk that could not be trusted by its directories' stamps is not kept: the next compile walks.
+    const walk = this.walked?.dirs !== undefined ? this.walked : undefined;
+    const dirty = this.fresh > 0 || keepOthers !== opened.models.size || sources.size !== opened.sources.size || this.usedConfigs.size !== opened.configs.size || last !== opened.last || walk !== opened.walk;
     if (!dirty) {
       keepStore(loc, opened);
       return undefined;
@@ -202,7 +229,7 @@ export class CacheSession implements LoadCache {
       if (models.size >= keepOthers) break;
       if (!models.has(k)) models.set(k, opened.models.get(k)!);
     }
-    const store: Store = { models, sources, configs: this.usedConfigs, last, fileStamp: this.opened.fileStamp };
+    const store: Store = { models, sources, configs: this.usedConfigs, last, ...(walk ? { walk } : {}), fileStamp: this.opened.fileStamp };
     keepStore(loc, store);
     if (loc.dir === undefined) return undefined;
     return () => saveStore(loc, store, logger);

@@ -34,6 +34,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Level, Logger } from '../log.js';
 import { configFromJson, configToJson, type BuildConfig } from '../project/config.js';
+import { discoveredFile, type DiscoveredFile } from '../project/discover.js';
 import type { ModelConfig } from '../project/model-config.js';
 import { CompileMemo } from './compile-memo.js';
 import type { IndexedNode } from './node-index.js';
@@ -113,8 +114,20 @@ export interface ParsedConfig {
   readonly logs: readonly (readonly [Level, string])[];
 }
 
+/** A walk of a build directory (project/discover.ts) and what it depends on. */
+export interface StoredWalk {
+  /** The options it was made with (dbt paths, merged children). */
+  readonly key: string;
+  readonly files: readonly DiscoveredFile[];
+  readonly ignored: readonly string[];
+  /** Every directory it listed and its stat stamp just before; undefined: one could not be stamped (too new, a link). */
+  readonly dirs: readonly (readonly [abs: string, stamp: Stamp])[] | undefined;
+}
+
 /** The entries of one build directory, and what this process last read or wrote to its file. */
 export interface Store {
+  /** The last compile's walk, when its directories could be stamped. */
+  readonly walk?: StoredWalk;
   readonly models: EntryMap;
   readonly sources: ReadonlyMap<string, SourceEntry>;
   /** Config files by what their parse read (engine/project/config.ts ConfigMemo). */
@@ -259,6 +272,22 @@ interface FileBody {
   readonly se: readonly number[];
   /** Config files: key, config, logs. */
   readonly cf?: readonly (readonly [string, unknown, readonly (readonly [Level, string])[]])[];
+  /**
+   * The walk: its key, its directories (path, stat stamp), its files (path;
+   * discovery path and absolute path, each 0 when it is the path; index →
+   * sub-project) and the ignored files it named.
+   */
+  readonly wk?: string;
+  readonly wd?: readonly string[];
+  readonly wm?: readonly number[];
+  readonly wc?: readonly number[];
+  readonly ws?: readonly number[];
+  readonly wi?: readonly number[];
+  readonly wf?: readonly string[];
+  readonly wr?: readonly (string | 0)[];
+  readonly wa?: readonly (string | 0)[];
+  readonly wp?: Readonly<Record<string, string>>;
+  readonly wg?: readonly string[];
   /** The last compile: variant, index hash, macro prefix hash per folder, DAG order. */
   readonly l: { readonly v: string; readonly i: string; readonly p: Readonly<Record<string, string>>; readonly o?: readonly string[] } | null;
 }
@@ -350,7 +379,41 @@ function pack(root: string, store: Store): [FileBody, LookupBody] {
   }
   const last = store.last;
   const cf = [...store.configs].map(([key, p]) => [key, configToJson(p.config), p.logs] as const);
-  return [{ ...body, dn, d, t, ev, w, sp, sm, sc, ss, si, sf, sb, se, cf, l: last ? { v: last.variant, i: last.index, p: Object.fromEntries(last.prefixes), ...(last.order ? { o: last.order } : {}) } : null }, { a: answers.list, ln, lq, la }];
+  const walk = store.walk?.dirs === undefined ? undefined : packWalk(root, store.walk, store.walk.dirs);
+  return [{ ...body, dn, d, t, ev, w, sp, sm, sc, ss, si, sf, sb, se, cf, ...walk, l: last ? { v: last.variant, i: last.index, p: Object.fromEntries(last.prefixes), ...(last.order ? { o: last.order } : {}) } : null }, { a: answers.list, ln, lq, la }];
+}
+
+function packWalk(root: string, walk: StoredWalk, dirs: NonNullable<StoredWalk['dirs']>): Partial<FileBody> {
+  const wp: Record<string, string> = {};
+  walk.files.forEach((f, i) => {
+    if (f.subProject !== undefined) wp[i] = f.subProject;
+  });
+  return {
+    wk: walk.key,
+    wd: dirs.map(([abs]) => relTo(root, abs)),
+    wm: dirs.map(([, s]) => s[0]),
+    wc: dirs.map(([, s]) => s[1]),
+    ws: dirs.map(([, s]) => s[2]),
+    wi: dirs.map(([, s]) => s[3]),
+    wf: walk.files.map((f) => f.file),
+    wr: walk.files.map((f) => (f.rel === f.file ? 0 : f.rel)),
+    wa: walk.files.map((f) => (relTo(root, f.abs) === f.file ? 0 : relTo(root, f.abs))),
+    wp,
+    wg: [...walk.ignored],
+  };
+}
+
+function unpackWalk(root: string, b: FileBody): StoredWalk | undefined {
+  if (b.wk === undefined) return undefined;
+  const { wd, wm, wc, ws, wi, wf, wr, wa, wp, wg } = b;
+  if (!wd || !wm || !wc || !ws || !wi || !wf || !wr || !wa || !wg || typeof wp !== 'object' || wp === null) throw new Error('bad walk');
+  if ([wm, wc, ws, wi].some((col) => col.length !== wd.length) || wr.length !== wf.length || wa.length !== wf.length) throw new Error('bad walk columns');
+  const files = wf.map((file, i) => {
+    const f = discoveredFile(file, wr[i] || file, absFrom(root, wa[i] || file), wp[i]);
+    if (f === undefined) throw new Error('bad walk file');
+    return f;
+  });
+  return { key: b.wk, files, ignored: wg, dirs: wd.map((rel, i) => [rel === '' ? root : absFrom(root, rel), [wm[i]!, wc[i]!, ws[i]!, wi[i]!]] as const) };
 }
 
 /** The entries of a cache file, each decoded on first use. */
@@ -509,7 +572,8 @@ function unpack(root: string, body: FileBody, lookups: () => LookupBody): Omit<S
   const last: LastCompile | undefined = l ? { variant: l.v, entries, prefixes: new Map(Object.entries(l.p)), index: l.i, ...(l.o ? { order: l.o } : {}) } : undefined;
   const configs = new Map<string, ParsedConfig>();
   for (const [key, config, logs] of body.cf ?? []) configs.set(key, { config: configFromJson(config), logs });
-  return { models, sources, configs, last };
+  const walk = unpackWalk(root, body);
+  return { models, sources, configs, last, ...(walk ? { walk } : {}) };
 }
 
 function readCacheFile(file: string, logger: Logger): Omit<Store, 'fileStamp'> | undefined {

@@ -33,6 +33,10 @@ export interface DiscoverOptions {
   readonly dbtProject: { readonly modelsPath: string; readonly seedsPath: string } | null;
   /** Collects files that look like project content but that nothing reads (named on a warning by the loader). */
   readonly ignored?: string[];
+  /** Called with each directory (absolute) just before it is listed: the compile cache keeps their stamps. */
+  readonly onDir?: (abs: string) => void;
+  /** Called when the walk meets a symbolic link: where it points is not covered by any directory's stamp. */
+  readonly onLink?: () => void;
 }
 
 /**
@@ -60,6 +64,16 @@ export function unusedReason(name: string): string | undefined {
 
 const SEED_EXT: Record<string, SeedFormat> = { '.csv': 'csv', '.json': 'json', '.parquet': 'parquet' };
 
+/** A file a walk listed, made again from what the compile cache kept of it (its path, discovery path and sub-project). */
+export function discoveredFile(file: string, rel: string, abs: string, subProject: string | undefined): DiscoveredFile | undefined {
+  const c = classify(rel.slice(rel.lastIndexOf('/') + 1));
+  if (c === undefined) return undefined;
+  const f: { -readonly [K in keyof DiscoveredFile]: DiscoveredFile[K] } = { kind: c.kind, file, rel, abs, name: c.stem };
+  if (c.format) f.format = c.format;
+  if (subProject !== undefined) f.subProject = subProject;
+  return f;
+}
+
 /** Whether a file named `name` appearing or vanishing can change a walk: a model, macro, seed, config file, or one the loader warns about. */
 export function affectsWalk(name: string): boolean {
   return classify(name) !== undefined || unusedReason(name) !== undefined || isConfigFileName(name);
@@ -78,6 +92,8 @@ function classify(name: string): { kind: FileKind; stem: string; format?: SeedFo
 }
 
 interface WalkState {
+  readonly onDir?: (abs: string) => void;
+  readonly onLink?: () => void;
   readonly out: DiscoveredFile[];
   readonly want: ReadonlySet<FileKind>;
   readonly prefix: string; // discovery root relative to build path ('' or 'models/')
@@ -98,6 +114,7 @@ function isDir(entry: Dirent, abs: string): boolean {
 
 function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
   let entries: Dirent[];
+  st.onDir?.(dir);
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
@@ -112,6 +129,7 @@ function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
     if (e.name.startsWith('.')) continue;
     const abs = base + e.name;
     const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
+    if (e.isSymbolicLink()) st.onLink?.();
     if (isDir(e, abs)) {
       if (e.name === 'node_modules') continue;
       walk(abs, childRel, st, false);
@@ -159,10 +177,10 @@ export function discover(root: string, opts: DiscoverOptions): readonly Discover
   if (opts.dbtProject) {
     const m = opts.dbtProject.modelsPath.replace(/\/+$/, '');
     const s = opts.dbtProject.seedsPath.replace(/\/+$/, '');
-    walk(join(buildRoot, m), '', { out, want: new Set(['model', 'macro']), prefix: `${m}/`, mergeChildren, ignored: opts.ignored }, true);
-    walk(join(buildRoot, s), '', { out, want: new Set(['seed']), prefix: `${s}/`, mergeChildren, ignored: opts.ignored }, true);
+    walk(join(buildRoot, m), '', { out, want: new Set(['model', 'macro']), prefix: `${m}/`, mergeChildren, ignored: opts.ignored, onDir: opts.onDir, onLink: opts.onLink }, true);
+    walk(join(buildRoot, s), '', { out, want: new Set(['seed']), prefix: `${s}/`, mergeChildren, ignored: opts.ignored, onDir: opts.onDir, onLink: opts.onLink }, true);
   } else {
-    walk(buildRoot, '', { out, want: new Set(['model', 'macro', 'seed']), prefix: '', mergeChildren, ignored: opts.ignored }, true);
+    walk(buildRoot, '', { out, want: new Set(['model', 'macro', 'seed']), prefix: '', mergeChildren, ignored: opts.ignored, onDir: opts.onDir, onLink: opts.onLink }, true);
   }
   return out.sort(byFile);
 }

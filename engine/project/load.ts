@@ -10,7 +10,7 @@ import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { loadConfig, resolveSettings, type BuildConfig, type ConfigMemo, type Settings, type SettingsFlags } from './config.js';
 import type { DataTest } from './data-tests.js';
-import { discover, unusedReason, type DiscoveredFile, type SeedFormat } from './discover.js';
+import { discover, unusedReason, type DiscoverOptions, type DiscoveredFile, type SeedFormat } from './discover.js';
 import { parseFrontMatter, type FrontMatter } from './front-matter.js';
 import { defaultModelConfig, incrementalStyle, mergeFrontMatter, validateModelConfig, type IncrementalStyle, type ModelConfig } from './model-config.js';
 import { loadChildConfigs, type ChildConfig } from './merged-config.js';
@@ -77,12 +77,15 @@ export interface LoadOptions extends SettingsFlags {
   readonly cache?: LoadCache;
 }
 
+/** What the compile cache watches of a walk: the directories it lists, and whether it meets a symbolic link. */
+export type WalkWatch = Pick<DiscoverOptions, 'onDir' | 'onLink'>;
+
 /** What the compile cache offers the loader. */
 export interface LoadCache extends ConfigMemo {
   /** Reads a model file and splits its front-matter with `parse` (unchanged files are answered from their stat stamps). */
   readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter;
   /** The walk, or the last one when nothing was added or removed since. */
-  walk(key: string, run: () => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean };
+  walk(key: string, run: (watch?: WalkWatch) => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean };
   /** A model file loaded by `load` — or the last load's object when the file and `loadKey` are unchanged (its warnings logged again). */
   loadModel(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => ModelSource): ModelSource;
   loadSeed(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => SeedSource): SeedSource;
@@ -118,9 +121,9 @@ export function loadProject(path: string, opts: LoadOptions): Project {
 }
 
 export function loadWithConfig(root: string, config: BuildConfig, settings: Settings, opts: LoadOptions, children: readonly ChildConfig[] = []): Project {
-  const walk = (): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } => {
+  const walk = (watch?: WalkWatch): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } => {
     const ignored: string[] = [];
-    return { files: discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir), ignored }), ignored };
+    return { files: discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir), ignored, ...watch }), ignored };
   };
   const { files, ignored, reused } = opts.cache ? opts.cache.walk(JSON.stringify([config.dbtProject, children.map((c) => c.dir)]), walk) : walk();
   for (const f of ignored) opts.logger.log('warn', `${f}: not used (${unusedReason(f)})`);
