@@ -39,7 +39,6 @@ export function buildDag(models: readonly CompiledModel[], seeds: readonly SeedS
     if (patched !== undefined) return patched;
   }
   const byKey = new Map<string, CompiledNode>();
-  const deps = new Map<string, readonly string[]>();
   const disabled = new Set<string>();
   const keys = models.map((c) => c.name.toLowerCase());
   models.forEach((c, i) => {
@@ -55,9 +54,15 @@ export function buildDag(models: readonly CompiledModel[], seeds: readonly SeedS
     byKey.set(s.name.toLowerCase(), seedNode(s, memo));
   }
   if (disabled.size > 0) models.forEach((c, i) => !disabled.has(keys[i]!) && byKey.set(keys[i]!, withoutDisabledDeps(c, disabled)));
-  for (const [k, n] of byKey) deps.set(k, lowerDeps(n, memo));
+  const edges = () => {
+    const deps = new Map<string, readonly string[]>();
+    for (const [k, n] of byKey) deps.set(k, lowerDeps(n, memo));
+    return deps;
+  };
   let order = opts.order ?? (prev !== undefined && sameShape(prev, models, seeds, memo) ? prev.order : undefined);
+  let deps: ReadonlyMap<string, readonly string[]> | undefined;
   if (order === undefined) {
+    deps = edges();
     try {
       order = topoOrder([...byKey.values()].map((n) => n.name), deps);
     } catch (err) {
@@ -65,13 +70,32 @@ export function buildDag(models: readonly CompiledModel[], seeds: readonly SeedS
     }
   }
   const nodes = order.map((name) => byKey.get(name.toLowerCase())!);
-  const graph: Graph = { nodes: nodes.map((n) => graphNodeOf(n, opts.fullRefresh, memo)), deps, disabled };
+  const graph = lazyGraph(nodes, deps ? () => deps : edges, disabled, opts.fullRefresh, memo);
   const dag = { order, nodes, graph };
   if (memo) memo.graph = { ...dag, models, seeds, fullRefresh: opts.fullRefresh, targetType: opts.targetType, at: positions(nodes) };
   return dag;
 }
 
 const positions = (nodes: readonly CompiledNode[]) => new Map(nodes.map((n, i) => [n.name.toLowerCase(), i]));
+
+/**
+ * The graph, its nodes and edges made on first use: `compile` and `list`
+ * without selectors read neither (10,000 graph nodes and edge lists were
+ * ≈10 % of a compile from the cache); selectors, runs and lineage do.
+ */
+function lazyGraph(nodes: readonly CompiledNode[], edges: () => ReadonlyMap<string, readonly string[]>, disabled: ReadonlySet<string>, fullRefresh: boolean, memo: CompileMemo | undefined): Graph {
+  let graphNodes: readonly GraphNode[] | undefined;
+  let deps: ReadonlyMap<string, readonly string[]> | undefined;
+  return {
+    get nodes() {
+      return (graphNodes ??= nodes.map((n) => graphNodeOf(n, fullRefresh, memo)));
+    },
+    get deps() {
+      return (deps ??= edges());
+    },
+    disabled,
+  };
+}
 
 /**
  * The last DAG with the models that changed put in their places — when no
@@ -81,21 +105,20 @@ const positions = (nodes: readonly CompiledNode[]) => new Map(nodes.map((n, i) =
 function patch(prev: GraphMemo, models: readonly CompiledModel[], seeds: readonly SeedSource[], opts: DagOptions, memo: CompileMemo): GraphMemo | undefined {
   if (prev.graph.disabled.size > 0 || !sameItems(prev.seeds, seeds) || prev.models.length !== models.length) return undefined;
   let nodes: CompiledNode[] | undefined;
-  let graphNodes: GraphNode[] | undefined;
   for (let i = 0; i < models.length; i++) {
     const a = prev.models[i]!;
     const b = models[i]!;
     if (a === b) continue;
     if (a.name !== b.name || !b.config.enabled || !sameItems(lowerDeps(a, memo), lowerDeps(b, memo))) return undefined;
     checkTargetLimits(b.name, 'model', b.source.naming, opts.targetType);
-    const k = prev.at.get(b.name.toLowerCase())!;
     nodes ??= [...prev.nodes];
-    graphNodes ??= [...prev.graph.nodes];
-    nodes[k] = b;
-    graphNodes[k] = graphNodeOf(b, opts.fullRefresh, memo);
+    nodes[prev.at.get(b.name.toLowerCase())!] = b;
   }
-  if (nodes === undefined || graphNodes === undefined) return undefined;
-  const made: GraphMemo = { ...prev, models, nodes, graph: { ...prev.graph, nodes: graphNodes } };
+  if (nodes === undefined) return undefined;
+  // Same names and edges: the last edge map itself (taken now, so no graph holds on to the one before it);
+  // the graph nodes of unchanged models come from the memo.
+  const deps = prev.graph.deps;
+  const made: GraphMemo = { ...prev, models, nodes, graph: lazyGraph(nodes, () => deps, prev.graph.disabled, opts.fullRefresh, memo) };
   memo.graph = made;
   return made;
 }

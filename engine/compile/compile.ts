@@ -6,7 +6,7 @@
  */
 import { EngineError } from '../errors.js';
 import type { Graph, GraphNode } from '../dag/graph.js';
-import { selectNodes } from '../dag/select.js';
+import { selectNodes, splitSelectors } from '../dag/select.js';
 import type { Logger } from '../log.js';
 import type { DataTest } from '../project/data-tests.js';
 import type { ModelSource, Project, SeedSource } from '../project/load.js';
@@ -208,6 +208,8 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
 
 /** Selected nodes in DAG order, with the `could not apply selectors` stage prefix on errors. */
 export function selectCompiled(cp: CompiledProject, include: readonly string[], exclude: readonly string[]): CompiledNode[] {
+  // No selector: every node, without the graph (compile-graph.ts makes its nodes on first use).
+  if (splitSelectors(include).length === 0 && splitSelectors(exclude).length === 0) return [...cp.nodes];
   let picked: GraphNode[];
   try {
     picked = selectNodes(cp.graph, include, exclude);
