@@ -309,15 +309,21 @@ interface LookupBody {
 function interner<T>(keyOf: (v: T) => string): { readonly list: T[]; indexOf(v: T): number } {
   const list: T[] = [];
   const at = new Map<string, number>();
+  // Most values are shared objects (one front-matter value per distinct text): found by identity before keyOf runs.
+  const seen = new Map<T, number>();
   return {
     list,
     indexOf(v) {
+      const object = typeof v === 'object' && v !== null;
+      let i = object ? seen.get(v) : undefined;
+      if (i !== undefined) return i;
       const k = keyOf(v);
-      let i = at.get(k);
+      i = at.get(k);
       if (i === undefined) {
         i = list.push(v) - 1;
         at.set(k, i);
       }
+      if (object) seen.set(v, i);
       return i;
     },
   };
