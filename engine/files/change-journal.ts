@@ -146,22 +146,23 @@ export class ChangeJournal {
   }
 }
 
-const journals = new Map<string, ChangeJournal>();
+/** Journals by root; null: the directory could not be watched when first asked (checked once, not on every compile). */
+const journals = new Map<string, ChangeJournal | null>();
 
 /** The journal of `root` (absolute), started on first use; undefined when the directory cannot be watched. */
 export function changeJournal(root: string): ChangeJournal | undefined {
-  let j = journals.get(root);
-  if (j === undefined || !j.usable) {
-    j = new ChangeJournal(root);
-    if (!j.usable) return undefined;
-    journals.set(root, j);
-  }
-  return j;
+  const j = journals.get(root);
+  if (j === null) return undefined;
+  if (j !== undefined && j.usable) return j;
+  const made = new ChangeJournal(root);
+  journals.set(root, made.usable ? made : null);
+  return made.usable ? made : undefined;
 }
 
 /** The daemon's own writes of `names` (relative to `root`): recorded in every journal at or under `root`. */
 export function touchJournals(root: string, names: readonly string[]): void {
   for (const j of [...journals.values()]) {
+    if (j === null) continue;
     const prefix = j.root === root ? '' : j.root.startsWith(`${root}/`) ? j.root.slice(root.length + 1) + '/' : undefined;
     if (prefix === undefined) continue;
     for (const n of names) {
@@ -178,6 +179,6 @@ export function touchJournals(root: string, names: readonly string[]): void {
 }
 
 export function closeChangeJournals(): void {
-  for (const j of journals.values()) j.close();
+  for (const j of journals.values()) j?.close();
   journals.clear();
 }
