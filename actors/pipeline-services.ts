@@ -11,13 +11,14 @@
  *   object with `command` after `target`, and running model hooks with the
  *   same step runner.
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { EngineError, errorChain } from '../engine/errors.js';
 import { compileNodeJson } from '../engine/build-plan/compile-json.js';
 import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build-plan/prepare.js';
 import { failureSummary, runPayload, type RunPayload } from '../engine/build-plan/run-output.js';
 import { resolvedMode } from '../engine/compile/compile.js';
 import { loadConnections, type Connection, type ConnectionRegistry } from '../engine/connections/index.js';
+import type { ChangeJournal } from '../engine/files/change-journal.js';
 import type { Level, Logger } from '../engine/log.js';
 import type { Value } from '../engine/pipeline/evaluate.js';
 import { runModelHooks } from '../engine/pipeline/hooks.js';
@@ -90,12 +91,18 @@ export interface BuildServiceDeps {
   readonly vars?: VarLookup;
   /** The daemon's worker pool: PostgreSQL build nodes run on its long-lived workers. */
   readonly pool?: TaskPool;
+  /**
+   * The daemon: what changed under a build directory since its last compile
+   * (engine/files/change-journal.ts), so a recompile looks only at those files.
+   */
+  readonly changes?: (dir: string) => ChangeJournal | undefined;
 }
 
 /** Runs one build step in-process. */
 export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceContext & { readonly hooks: ModelHookScope }, deps: BuildServiceDeps): Promise<BuildStepResult> {
   const logger = stepLogger(ctx.log);
   const command = step.command;
+  const changes = deps.changes?.(resolve(step.dir));
   const req: BuildRequest = {
     verb: command,
     path: step.dir,
@@ -111,6 +118,7 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
     // The step's working directory is the build project (relative duckdb:// paths land there).
     cwd: step.dir,
     ...(deps.connections ? { connections: deps.connections } : {}),
+    ...(changes ? { changes } : {}),
   };
   const fullRefresh = step.full_refresh ?? false;
   const range = step.range === undefined ? undefined : parseRangeFlag(step.range);

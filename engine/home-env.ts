@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parseYaml } from './yaml-lib.js';
 
 export function serviceHomeDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.SERVICE_HOME_DIR && env.SERVICE_HOME_DIR !== '' ? env.SERVICE_HOME_DIR : join(homedir(), '.service');
@@ -21,7 +21,7 @@ export function homeEnvVars(env: NodeJS.ProcessEnv = process.env): Record<string
   if (hit) return hit;
   let vars: Record<string, string> = {};
   try {
-    const doc = parse(readFileSync(file, 'utf8')) as { env?: Record<string, unknown> } | null;
+    const doc = parseYaml(readFileSync(file, 'utf8')) as { env?: Record<string, unknown> } | null;
     if (doc && typeof doc.env === 'object' && doc.env !== null) {
       vars = Object.fromEntries(Object.entries(doc.env).map(([k, v]) => [k, v === null || v === undefined ? '' : String(v)]));
     }

@@ -34,3 +34,34 @@ export async function importNear<M>(base: string, specifier: string): Promise<M>
     return createRequire(base)(ts) as M;
   }
 }
+
+/**
+ * A module loaded on first `get()`, synchronously: `require` of an ES module
+ * (Node ≥ 20.19), which gives the very instance `import()` would. For code
+ * that is synchronous yet should not load a module it seldom needs (the
+ * command line's model renderer: ≈30 modules a compile from the cache never
+ * uses). Under tsx (TypeScript sources: tests, development) `require` would
+ * load a second copy of every module — two EngineError classes — so there
+ * `preload()` must have imported it the usual way first; compiled code needs
+ * no preload.
+ */
+export interface LazyModule<M> {
+  get(): M;
+  preload(): Promise<void>;
+}
+
+export function lazyModule<M>(base: string, specifier: string): LazyModule<M> {
+  let mod: M | undefined;
+  const typescript = base.endsWith('.ts');
+  return {
+    get() {
+      if (mod !== undefined) return mod;
+      if (typescript) throw new Error(`internal: ${specifier} was not preloaded (lazyModule under TypeScript)`);
+      mod = createRequire(base)(fileURLToPath(new URL(specifier, base))) as M;
+      return mod;
+    },
+    async preload() {
+      if (typescript && mod === undefined) mod = await importNear<M>(base, specifier);
+    },
+  };
+}

@@ -173,7 +173,7 @@ test('a corrupt, truncated or tampered cache file is ignored: a full compile wit
     ['not json', 'garbage\n{{{'],
     // Valid JSON with the checksum of the original: the SQL was edited by hand.
     ['tampered', good.replace('select 42 as answer', 'select 666 as answer')],
-    ['older format', good.replace(/^service-compile-cache 3 /, 'service-compile-cache 2 ')],
+    ['older format', good.replace(/^service-compile-cache 5 /, 'service-compile-cache 4 ')],
   ];
   for (const [what, text] of variants) {
     assert.notEqual(text, good, what);
@@ -212,7 +212,8 @@ test('files unchanged by their stat stamp come from the cache; an edit, even of 
   const reference = await cold(dir);
   await fresh(dir);
   const file = join(dir, '.service', 'compile-cache');
-  assert.match(readFileSync(file, 'utf8'), /"sources":\{"[^"]+plain\.sql":\[/);
+  const text = readFileSync(file, 'utf8');
+  assert.ok((JSON.parse(text.split('\n')[1]!) as { sp: string[] }).sp.includes('marts/plain.sql'), 'plain.sql is in the cache with its stamp');
   assert.equal((await fresh(dir)).out, reference);
   // Same size, new text, written just now: read again, never the cached body.
   writeFiles(dir, { 'marts/plain.sql': 'select 24 as answer\n' });
@@ -249,4 +250,35 @@ test("the daemon's path (prepareBuild, memory cache by default) keeps the projec
   assert.equal(edited.line, 'compile cache: 4 of 5 models from cache; rendered: plain');
   assert.match(edited.sql, /select 44 as answer/);
   assert.ok(!existsSync(join(dir, '.service')), 'nothing written into the project');
+});
+
+test('the walk is taken from the cache only while every folder keeps its stamp: a model added, removed or put in a new folder is always seen', async () => {
+  const dir = duckProject(FILES, 'target: DUCK\nvars: {limit_n: 5}\n');
+  // Folders changed in the last two seconds are never trusted by their stamp: let them age.
+  await new Promise((r) => setTimeout(r, 2100));
+  const reference = await cold(dir);
+  await fresh(dir);
+  const warm = await fresh(dir);
+  assert.equal(warm.rendered, 'all-cached');
+  assert.equal(warm.out, reference);
+  // A model added to an existing folder changes that folder's times.
+  writeFiles(dir, { 'marts/late.sql': 'select 1 as id\n' });
+  let r = await fresh(dir);
+  assert.deepEqual(r.rendered, ['late', 'report']);
+  assert.equal(r.out, await cold(dir));
+  // ... and once everything has aged again, a removal and a model in a new folder.
+  await new Promise((res) => setTimeout(res, 2100));
+  await fresh(dir);
+  renameSync(join(dir, 'marts/late.sql'), join(dir, 'marts/late.txt'));
+  writeFiles(dir, { 'extra/deeper/fresh.sql': "select * from {{ ref('plain') }}\n" });
+  r = await fresh(dir);
+  assert.deepEqual(r.rendered, ['fresh', 'report']);
+  assert.equal(r.out, await cold(dir));
+  await new Promise((res) => setTimeout(res, 2100));
+  await fresh(dir);
+  // A model in a folder that already existed but was empty of models, two levels down.
+  writeFiles(dir, { 'extra/deeper/second.sql': 'select 2 as id\n' });
+  r = await fresh(dir);
+  assert.deepEqual(r.rendered, ['second']);
+  assert.equal(r.out, await cold(dir));
 });

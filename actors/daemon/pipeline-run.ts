@@ -18,6 +18,7 @@ import { executionScope, pipelineVars, timestampScope } from '../../engine/pipel
 import type { PipelineOptions, PipelineServices, StepSink } from '../../engine/pipeline/types.js';
 import { EngineError } from '../../engine/errors.js';
 import type { ExecutionRecord, JobRecord, JsonObject, StateStore } from '../../engine/state/store.js';
+import { changeJournal } from '../../engine/files/change-journal.js';
 import { queryOnConnection, runBuildStep } from '../pipeline-services.js';
 import { buildRunId } from '../../engine/targets/temp-sweep.js';
 import type { TaskPool } from '../pool.js';
@@ -153,7 +154,8 @@ export async function runPipelineExecution(file: PipelineFile, ctx: PipelineRunC
       : undefined);
   const services: PipelineServices = {
     query: queryOnConnection,
-    build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup, runId: buildRunId(exec.exec_id), ...(pool ? { pool } : {}) }),
+    // The daemon keeps each build directory's compile in memory and learns of changed files from a journal.
+    build: (step, c) => runBuildStep(step, c, { connections: ctx.connections, pipeline: options, vars: vars.lookup, runId: buildRunId(exec.exec_id), changes: changeJournal, ...(pool ? { pool } : {}) }),
     ...(replication ? { replication } : {}),
   };
   const options: PipelineOptions = {

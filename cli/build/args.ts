@@ -5,7 +5,7 @@
  * still from the arguments alone, before any file is read (usage errors,
  * exit 2).
  */
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../../engine/yaml-lib.js';
 import { EngineError } from '../../engine/errors.js';
 import { parseRangeFlag, type RangeSpec } from '../../engine/range-flag.js';
 import { flagSet, flagValue, flagValues, type ParsedArgs } from '../parse-command-line.js';

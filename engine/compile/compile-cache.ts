@@ -11,23 +11,34 @@
  * renamed, added or removed model invalidates exactly the models that named
  * it, and an unchanged project renders nothing.
  *
+ * Model files are checked like git checks its index: a file whose stat stamp
+ * (compile-session.ts) is unchanged is not read again. The cache also keeps
+ * what the last compile of the directory was (its *variant*: code, config,
+ * flags and target; per model file the entry it used; per folder the hash of
+ * the macros in scope; a hash of every node's name and naming), so a compile
+ * of the same variant takes an unchanged file's entry without hashing its
+ * inputs, and checks the entry's node lookups only when some node changed.
+ *
  * Entries live in memory for the life of the process (the daemon compiles a
  * project again without reading any cache file) and, for command-line builds,
  * in `<build dir>/.service/compile-cache` (a `.gitignore` beside it ignores the
- * folder). The file carries a SHA-256 of its body: a truncated, edited or
- * otherwise corrupt file is ignored and the project compiles in full. Only
- * successful renders are cached; a model that fails renders again every time
- * so its error is always the current one.
+ * folder; its format: cache-file.ts). The file carries a SHA-256 of its body: a truncated,
+ * edited or otherwise corrupt file is ignored and the project compiles in
+ * full. Only successful renders are cached; a model that fails renders again
+ * every time so its error is always the current one.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Level, Logger } from '../log.js';
+import type { BuildConfig } from '../project/config.js';
+import type { DiscoveredFile } from '../project/discover.js';
 import type { ModelConfig } from '../project/model-config.js';
+import { CompileMemo } from './compile-memo.js';
+import { CACHE_FORMAT, cacheFileText, readCacheFile } from './cache-file.js';
 import type { IndexedNode } from './node-index.js';
 
-const FORMAT = 'service-compile-cache 3';
 export const CACHE_DIR_NAME = '.service';
 export const CACHE_FILE_NAME = 'compile-cache';
 
@@ -44,6 +55,8 @@ export interface CacheEntry {
   /** null: the model's body as loaded (no `@name` or config block to replace). */
   readonly template: string | null;
   readonly lookups: readonly Lookup[];
+  /** Whether any lookup is an env var (`e`): those are checked on every use, node lookups only when a node changed. */
+  readonly readsEnv: boolean;
   readonly logs: readonly (readonly [Level, string])[];
 }
 
@@ -63,57 +76,78 @@ const signatures = new WeakMap<IndexedNode, string>();
 
 export const hashText = (text: string): string => createHash('sha256').update(text).digest('base64url');
 
+/** An entry key: 128 bits of the inputs' hash are plenty to tell entries apart and keep the file small. */
+export const entryKey = (text: string): string => hashText(text).slice(0, 22);
+
+/** A file's stat stamp (statStamp): compared as numbers, never formatted (10,000 stamps as strings cost ≈20 ms). */
+export type Stamp = readonly [mtimeMs: number, ctimeMs: number, size: number, ino: number];
+
 /** A model file read and split before: its front-matter mapping (or null) and body, valid while its stat stamp holds. */
-export type SourceEntry = readonly [stamp: string, config: Record<string, unknown> | null, body: string];
+export type SourceEntry = readonly [stamp: Stamp, config: Record<string, unknown> | null, body: string];
+
+/** What one compile of a build directory was, so the next compile of the same variant can take unchanged files' entries as they are. */
+export interface LastCompile {
+  /** Hash of everything the whole compile depends on besides the model files (compile.ts). */
+  readonly variant: string;
+  /** Model file (absolute) → the key of the entry its model used. */
+  readonly entries: ReadonlyMap<string, string>;
+  /** Discovery folder → hash of the macro text in scope there. */
+  readonly prefixes: ReadonlyMap<string, string>;
+  /** Hash of every node's name, kind, file and naming: what `ref()` and table references resolve against. */
+  readonly index: string;
+  /** The nodes' names in DAG order. */
+  readonly order?: readonly string[];
+}
+
+/** Entries by key: a Map, or the lazily decoded table of a cache file. */
+export interface EntryMap {
+  get(key: string): CacheEntry | undefined;
+  has(key: string): boolean;
+  keys(): Iterable<string>;
+  readonly size: number;
+}
+
+/** A config file parsed before: the config and the warnings its parse logged. */
+export interface ParsedConfig {
+  readonly config: BuildConfig;
+  readonly logs: readonly (readonly [Level, string])[];
+}
+
+/** A walk of a build directory (project/discover.ts) and what it depends on. */
+export interface StoredWalk {
+  /** The options it was made with (dbt paths, merged children). */
+  readonly key: string;
+  readonly files: readonly DiscoveredFile[];
+  readonly ignored: readonly string[];
+  /** Every directory it listed and its stat stamp just before; undefined: one could not be stamped (too new, a link). */
+  readonly dirs: readonly (readonly [abs: string, stamp: Stamp])[] | undefined;
+}
 
 /** The entries of one build directory, and what this process last read or wrote to its file. */
-interface Store {
-  models: Map<string, CacheEntry>;
-  sources: Map<string, SourceEntry>;
+export interface Store {
+  /** The last compile's walk, when its directories could be stamped. */
+  readonly walk?: StoredWalk;
+  readonly models: EntryMap;
+  readonly sources: ReadonlyMap<string, SourceEntry>;
+  /** Config files by what their parse read (engine/project/config.ts ConfigMemo). */
+  readonly configs: ReadonlyMap<string, ParsedConfig>;
+  readonly last: LastCompile | undefined;
   /** `mtimeMs:size` of the file when it was read or written; another value means someone else wrote it. */
-  fileStamp: string | undefined;
-}
-
-/** In the file, lookup answers are indexes into `answers`: a node's signature is written once, not once per lookup. */
-type PackedLookup = readonly [kind: 'r' | 'f' | 'e', query: string, answer: number | null];
-type PackedEntry = Omit<CacheEntry, 'lookups'> & { readonly lookups: readonly PackedLookup[] };
-
-interface FileBody {
-  readonly answers: readonly string[];
-  readonly models: Record<string, PackedEntry>;
-  readonly sources: Record<string, SourceEntry>;
-}
-
-function pack(models: ReadonlyMap<string, CacheEntry>, sources: ReadonlyMap<string, SourceEntry>): FileBody {
-  const answers: string[] = [];
-  const at = new Map<string, number>();
-  const indexOf = (a: string) => {
-    let i = at.get(a);
-    if (i === undefined) {
-      i = answers.push(a) - 1;
-      at.set(a, i);
-    }
-    return i;
-  };
-  const packed: Record<string, PackedEntry> = {};
-  for (const [k, e] of models) packed[k] = { ...e, lookups: e.lookups.map(([kind, q, a]): PackedLookup => [kind, q, a === null ? null : indexOf(a)]) };
-  return { answers, models: packed, sources: Object.fromEntries(sources) };
-}
-
-function unpack(body: FileBody): Map<string, CacheEntry> {
-  const { answers } = body;
-  const models = new Map<string, CacheEntry>();
-  for (const [k, e] of Object.entries(body.models)) {
-    const lookups = e.lookups.map(([kind, q, a]): Lookup => {
-      if (a !== null && (typeof a !== 'number' || a >= answers.length)) throw new Error('bad answer index');
-      return [kind, q, a === null ? null : answers[a]!];
-    });
-    models.set(k, { ...e, lookups });
-  }
-  return models;
+  readonly fileStamp: string | undefined;
 }
 
 const stores = new Map<string, Store>();
+const memos = new Map<string, CompileMemo>();
+
+/** The in-memory objects of the compiles of `root` in this process (compile-memo.ts). */
+export function memoOf(root: string): CompileMemo {
+  let memo = memos.get(root);
+  if (memo === undefined) {
+    memo = new CompileMemo();
+    memos.set(root, memo);
+  }
+  return memo;
+}
 
 export interface CacheLocation {
   /** The key of the in-memory store (the build directory). */
@@ -137,146 +171,72 @@ function fileStampOf(file: string): string | undefined {
  * (its next write could keep the same times): it is read every time until
  * it has been quiet for a while.
  */
-export function statStamp(abs: string, now: number): string | undefined {
-  try {
-    const st = statSync(abs);
-    if (now - st.mtimeMs < 2000 || now - st.ctimeMs < 2000) return undefined;
-    return `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
-  } catch {
-    return undefined;
-  }
+export function statStamp(abs: string, now: number): Stamp | undefined {
+  const st = trustedStat(abs, now);
+  return st === undefined ? undefined : [st.mtimeMs, st.ctimeMs, st.size, st.ino];
 }
 
-/** One compile's use of the cache: what was there, what this compile used or made. */
-export class CacheSession {
-  readonly usedModels = new Map<string, CacheEntry>();
-  readonly usedSources = new Map<string, SourceEntry>();
-  /** Entries made by this compile (not taken from the cache). */
-  fresh = 0;
-  private readonly now = Date.now();
-
-  constructor(
-    readonly location: CacheLocation,
-    private readonly opened: Store,
-  ) {}
-
-  model(key: string): CacheEntry | undefined {
-    return this.opened.models.get(key);
-  }
-
-  keepModel(key: string, e: CacheEntry, made: boolean): void {
-    this.usedModels.set(key, e);
-    if (made) this.fresh++;
-  }
-
-  /**
-   * A model file's text split into front-matter and body: from the cache when
-   * its stat stamp is unchanged, else read (and parsed by `parse`).
-   */
-  readSource(abs: string, parse: (text: string) => { config: Record<string, unknown> | null; body: string }): { config: Record<string, unknown> | null; body: string } {
-    const stamp = statStamp(abs, this.now);
-    const hit = stamp === undefined ? undefined : this.opened.sources.get(abs);
-    if (hit !== undefined && hit[0] === stamp) {
-      this.usedSources.set(abs, hit);
-      return { config: hit[1], body: hit[2] };
-    }
-    const parsed = parse(readFileSync(abs, 'utf8'));
-    if (stamp !== undefined) {
-      this.usedSources.set(abs, [stamp, parsed.config, parsed.body]);
-      this.fresh++;
-    }
-    return parsed;
-  }
-
-  /**
-   * Keeps this compile's entries in memory and, with a directory, writes them
-   * to the file — only when they differ from what was opened, so an
-   * unchanged project writes nothing. Model entries of other variants
-   * (another target, --prod vs dev) stay, up to as many again as this compile
-   * used, so switching between two variants does not thrash.
-   */
-  save(logger: Logger): void {
-    const loc = this.location;
-    const models = new Map(this.usedModels);
-    for (const [k, e] of this.opened.models) {
-      if (models.size >= this.usedModels.size * 2 + 16) break;
-      if (!models.has(k)) models.set(k, e);
-    }
-    const sources = this.usedSources;
-    const dirty = this.fresh > 0 || models.size !== this.opened.models.size || sources.size !== this.opened.sources.size;
-    if (!dirty) {
-      stores.set(loc.root, this.opened);
-      return;
-    }
-    if (loc.dir === undefined) {
-      stores.set(loc.root, { models, sources, fileStamp: undefined });
-      return;
-    }
-    const file = join(loc.dir, CACHE_FILE_NAME);
-    try {
-      mkdirSync(loc.dir, { recursive: true });
-      // The folder holds only generated files: git (and tools that read .gitignore) skip it.
-      const ignore = join(loc.dir, '.gitignore');
-      if (fileStampOf(ignore) === undefined) writeFileSync(ignore, '# generated by service: safe to delete\n*\n');
-      const text = JSON.stringify(pack(models, sources));
-      const tmp = `${file}.${process.pid}.tmp`;
-      writeFileSync(tmp, `${FORMAT} ${hashText(text)}\n${text}`);
-      renameSync(tmp, file);
-      stores.set(loc.root, { models, sources, fileStamp: fileStampOf(file) });
-    } catch (err) {
-      // A read-only project still builds: the cache stays in memory for this process.
-      logger.log('debug', `compile cache not written to ${file}: ${(err as Error).message}`);
-      stores.set(loc.root, { models, sources, fileStamp: undefined });
-    }
-  }
+/** Whether the file at `abs` has the stat stamp `stamp` (and is old enough to be trusted by it). */
+export function hasStamp(abs: string, now: number, stamp: Stamp): boolean {
+  const st = trustedStat(abs, now);
+  return st !== undefined && st.mtimeMs === stamp[0] && st.ctimeMs === stamp[1] && st.size === stamp[2] && st.ino === stamp[3];
 }
+
+function trustedStat(abs: string, now: number): { mtimeMs: number; ctimeMs: number; size: number; ino: number } | undefined {
+  const st = statSync(abs, { throwIfNoEntry: false });
+  return st === undefined || now - st.mtimeMs < 2000 || now - st.ctimeMs < 2000 ? undefined : st;
+}
+
+const empty = (): Store => ({ models: new Map(), sources: new Map(), configs: new Map(), last: undefined, fileStamp: undefined });
 
 /**
- * Opens the cache of a build directory: the in-memory store when the file
- * has not changed since this process read or wrote it, else the file's
- * (nothing when it is missing or corrupt — then the compile is a full one).
+ * The store of a build directory: the in-memory one when the file has not
+ * changed since this process read or wrote it, else the file's (nothing
+ * when it is missing or corrupt — then the compile is a full one).
  */
-export function openCache(loc: CacheLocation, logger: Logger): CacheSession {
-  const empty = (): Store => ({ models: new Map(), sources: new Map(), fileStamp: undefined });
+export function openStore(loc: CacheLocation, logger: Logger): Store {
   const mem = stores.get(loc.root);
-  if (loc.dir === undefined) return new CacheSession(loc, mem ?? empty());
+  if (loc.dir === undefined) return mem ?? empty();
   const file = join(loc.dir, CACHE_FILE_NAME);
   const stamp = fileStampOf(file);
-  if (mem && mem.fileStamp === stamp) return new CacheSession(loc, mem);
-  if (stamp === undefined) return new CacheSession(loc, mem ?? empty());
+  if (mem && mem.fileStamp === stamp) return mem;
+  if (stamp === undefined) return mem ?? empty();
   const read = readCacheFile(file, logger);
-  return new CacheSession(loc, read ? { ...read, fileStamp: stamp } : empty());
+  return read ? { ...read, fileStamp: stamp } : empty();
 }
 
-function readCacheFile(file: string, logger: Logger): Pick<Store, 'models' | 'sources'> | undefined {
-  let text: string;
+/** Keeps `store` as the directory's in-memory store and, with a directory, writes it to the file. */
+export function saveStore(loc: CacheLocation, store: Store, logger: Logger): void {
+  if (loc.dir === undefined) {
+    stores.set(loc.root, store);
+    return;
+  }
+  const file = join(loc.dir, CACHE_FILE_NAME);
   try {
-    text = readFileSync(file, 'utf8');
+    mkdirSync(loc.dir, { recursive: true });
+    // The folder holds only generated files: git (and tools that read .gitignore) skip it.
+    const ignore = join(loc.dir, '.gitignore');
+    if (fileStampOf(ignore) === undefined) writeFileSync(ignore, '# generated by service: safe to delete\n*\n');
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, cacheFileText(loc.root, store));
+    renameSync(tmp, file);
+    stores.set(loc.root, { ...store, fileStamp: fileStampOf(file) });
   } catch (err) {
-    logger.log('debug', `compile cache ${file} not read (${(err as Error).message}); compiling every model`);
-    return undefined;
+    // A read-only project still builds: the cache stays in memory for this process.
+    logger.log('debug', `compile cache not written to ${file}: ${(err as Error).message}`);
+    stores.set(loc.root, { ...store, fileStamp: undefined });
   }
-  const nl = text.indexOf('\n');
-  const head = nl < 0 ? text : text.slice(0, nl);
-  const body = nl < 0 ? '' : text.slice(nl + 1);
-  const cut = head.lastIndexOf(' ');
-  if (head.slice(0, cut) !== FORMAT || head.slice(cut + 1) !== hashText(body)) {
-    logger.log('debug', `compile cache ${file} is stale or corrupt; compiling every model`);
-    return undefined;
-  }
-  try {
-    const parsed = JSON.parse(body) as FileBody;
-    if (!Array.isArray(parsed.answers) || typeof parsed.models !== 'object' || typeof parsed.sources !== 'object' || parsed.models === null || parsed.sources === null) throw new Error('bad shape');
-    return { models: unpack(parsed), sources: new Map(Object.entries(parsed.sources)) };
-  } catch {
-    logger.log('debug', `compile cache ${file} is corrupt; compiling every model`);
-    return undefined;
-  }
+}
+
+/** Keeps `store` in memory only, as the file's content (nothing to write: the file already holds it). */
+export function keepStore(loc: CacheLocation, store: Store): void {
+  stores.set(loc.root, store);
 }
 
 /** Forgets every in-memory store (tests; a daemon could call it under memory pressure). */
 export function clearCompileCacheMemory(): void {
   stores.clear();
+  memos.clear();
 }
 
 let codeStamp: string | undefined;
@@ -290,7 +250,7 @@ let codeStamp: string | undefined;
 export function compilerCodeStamp(): string {
   if (codeStamp !== undefined) return codeStamp;
   const engineDir = dirname(dirname(fileURLToPath(import.meta.url)));
-  const parts: string[] = [FORMAT, process.version];
+  const parts: string[] = [CACHE_FORMAT, process.version];
   for (const sub of ['', 'compile', 'template', 'sql', 'project']) {
     const d = join(engineDir, sub);
     let names: string[];

@@ -6,22 +6,24 @@
  */
 import { EngineError } from '../errors.js';
 import type { Graph, GraphNode } from '../dag/graph.js';
-import { topoOrder } from '../dag/order.js';
-import { selectNodes } from '../dag/select.js';
+import { selectNodes, splitSelectors } from '../dag/select.js';
 import type { Logger } from '../log.js';
 import type { DataTest } from '../project/data-tests.js';
 import type { ModelSource, Project, SeedSource } from '../project/load.js';
 import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
 import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
-import { suggestions } from '../suggest.js';
-import { createNunjucksEngine } from '../template/nunjucks-engine.js';
-import { compilerCodeStamp, hashText, nodeSignature, type CacheEntry, type CacheSession, type Lookup } from './compile-cache.js';
-import { lookupVar } from '../home-env.js';
-import type { Level } from '../log.js';
+import type { CacheSession } from './cache-session.js';
+import { cachedModel, lastOrder, modelCache, recordCompile } from './cached-model.js';
+import { hashText } from './compile-cache.js';
+import { buildDag } from './compile-graph.js';
+import type { CompileMemo } from './compile-memo.js';
 import { macroScopes } from './macros.js';
-import { NodeIndex, type IndexedNode, type NodeLookup } from './node-index.js';
-import { DEFAULT_INCREMENTAL, prepareTemplate, renderModel, type RenderEnv } from './render-model.js';
+import { NodeIndex } from './node-index.js';
+import type { RenderEnv } from './render-model.js';
+import { lazyEngine, type Renderer } from './renderer.js';
+
+export { graphNode, resolvedMode } from './compile-graph.js';
 
 export type TargetType = 'postgres' | 'duckdb' | '';
 
@@ -96,7 +98,9 @@ export interface CompileOptions {
   readonly fullRefresh?: boolean;
   /** DuckDB: the target database's catalog name (qualifies names that would be ambiguous). */
   readonly catalog?: string;
-  /** The compile cache (compile-cache.ts), opened before the project was loaded; omitted: none. Saved after the models render. */
+  /** The model pipeline and templating engine, asked for when a model must be rendered (renderer.ts). */
+  readonly renderer: () => Renderer;
+  /** The compile cache (cache-session.ts), opened before the project was loaded; omitted: none. The caller ends the session (`finish`). */
   readonly cache?: CacheSession;
 }
 
@@ -111,16 +115,58 @@ export function qualifyForCatalog(n: NodeName, catalog: string | undefined): Nod
   return { ...n, database: catalog, fullName: `${catalog}.${n.fullName}` };
 }
 
-function withCatalog(project: Project, catalog: string | undefined): Project {
+/** The project with catalog-qualified names; a source whose name does not change stays the same object (compile-memo.ts). */
+function withCatalog(project: Project, catalog: string | undefined, memo: CompileMemo | undefined): Project {
   if (catalog === undefined) return project;
-  return {
-    ...project,
-    models: project.models.map((m) => ({ ...m, naming: qualifyForCatalog(m.naming, catalog) })),
-    seeds: project.seeds.map((s) => ({ ...s, naming: qualifyForCatalog(s.naming, catalog) })),
+  const qualified = <T extends ModelSource | SeedSource>(s: T): T => {
+    const naming = qualifyForCatalog(s.naming, catalog);
+    if (naming === s.naming) return s;
+    const made = memo?.withCatalog.get(s);
+    if (made !== undefined && made.catalog === catalog) return made.source as T;
+    const q = { ...s, naming };
+    memo?.withCatalog.set(s, { catalog, source: q });
+    return q;
   };
+  return { ...project, models: project.models.map(qualified), seeds: project.seeds.map(qualified) };
 }
 
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** The node index of the project's models and seeds, with the hash of every node's identity; the same sources give the last one. */
+function nodeIndex(project: Project, memo: CompileMemo | undefined, hashed: boolean): { index: NodeIndex; hash: string } {
+  const prev = memo?.index;
+  if (prev !== undefined && sameNodes(prev.models, project.models) && sameNodes(prev.seeds, project.seeds)) {
+    if (memo) memo.index = { ...prev, models: project.models, seeds: project.seeds };
+    return prev;
+  }
+  const index = new NodeIndex([
+    ...project.models.map((m) => ({ name: m.name, kind: 'model' as const, file: m.file, naming: m.naming })),
+    ...project.seeds.map((s) => ({ name: s.name, kind: 'seed' as const, file: s.file, naming: s.naming })),
+  ]);
+  let nodes = '';
+  if (hashed) {
+    // nodeSignature's fields, written out: no signature string kept per node.
+    for (const n of index.all) {
+      const m = n.naming;
+      nodes += `${n.name}\u0001${n.kind}\u0001${m.database ?? ''}\u0001${m.schema}\u0001${m.name}\u0001${m.prodName}\u0001${m.fullName}\u0002${n.file}\u0003`;
+    }
+  }
+  const made = { index, hash: hashed ? hashText(nodes) : '' };
+  if (memo) memo.index = { models: project.models, seeds: project.seeds, ...made };
+  return made;
+}
+
+/** The same nodes as far as the index can tell: each the same object, or one with the same name, file and naming. */
+function sameNodes(a: readonly (ModelSource | SeedSource)[], b: readonly (ModelSource | SeedSource)[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    const m = x.naming;
+    const n = y.naming;
+    if (x.name !== y.name || x.file !== y.file || m.database !== n.database || m.schema !== n.schema || m.name !== n.name || m.prodName !== n.prodName || m.fullName !== n.fullName) return false;
+  }
+  return true;
+}
 
 export function compileProject(project: Project, opts: CompileOptions): CompiledProject {
   try {
@@ -131,13 +177,11 @@ export function compileProject(project: Project, opts: CompileOptions): Compiled
 }
 
 function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
-  const project = withCatalog(loaded, opts.catalog);
-  const index = new NodeIndex([
-    ...project.models.map((m) => ({ name: m.name, kind: 'model' as const, file: m.file, naming: m.naming })),
-    ...project.seeds.map((s) => ({ name: s.name, kind: 'seed' as const, file: s.file, naming: s.naming })),
-  ]);
+  const memo = opts.cache?.memo;
+  const project = withCatalog(loaded, opts.catalog, memo);
+  const { index, hash } = nodeIndex(project, memo, opts.cache !== undefined);
   const env: RenderEnv = {
-    engine: createNunjucksEngine(),
+    engine: lazyEngine(opts.renderer),
     index,
     macros: macroScopes(project.macros, opts.logger),
     vars: project.settings.vars,
@@ -145,221 +189,35 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
     logger: opts.logger,
     stepEnv: opts.stepEnv,
   };
-  const byKey = new Map<string, CompiledNode>();
-  const deps = new Map<string, string[]>();
-  const disabled = new Set<string>();
   const models: CompiledModel[] = [];
-  const cache = opts.cache ? modelCache(opts.cache, env, opts) : undefined;
+  const cache = opts.cache ? modelCache(opts.cache, env, opts, project, hash) : undefined;
   try {
-    for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : compileModel(env, m));
+    for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : opts.renderer().compileModel(env, m));
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }
   if (cache) {
-    cache.session.save(opts.logger);
     const shown = cache.rendered.slice(0, 50).join(', ') + (cache.rendered.length > 50 ? ', …' : '');
     opts.logger.log('debug', `compile cache: ${models.length - cache.rendered.length} of ${models.length} models from cache${cache.rendered.length > 0 ? `; rendered: ${shown}` : ''}`);
   }
-  for (const c of models) {
-    if (!c.config.enabled) disabled.add(c.name.toLowerCase());
-  }
-  for (const c of models) {
-    if (disabled.has(c.name.toLowerCase())) continue;
-    checkTargetLimits(c.name, 'model', c.source.naming, opts.targetType);
-    byKey.set(c.name.toLowerCase(), c);
-  }
-  for (const s of project.seeds) {
-    checkTargetLimits(s.name, 'seed', s.naming, opts.targetType);
-    byKey.set(s.name.toLowerCase(), { kind: 'seed', name: s.name, source: s, dependencies: [] });
-  }
-  const finalModels = models.filter((c) => !disabled.has(c.name.toLowerCase())).map((c) => withoutDisabledDeps(c, disabled));
-  for (const c of finalModels) byKey.set(c.name.toLowerCase(), c);
-  for (const [k, n] of byKey) deps.set(k, n.dependencies.map((d) => d.toLowerCase()));
-  let order: string[];
-  try {
-    order = topoOrder([...byKey.values()].map((n) => n.name), deps);
-  } catch (err) {
-    throw EngineError.wrap('could not build dependency graph', err, 'compile');
-  }
-  const nodes = order.map((name) => byKey.get(name.toLowerCase())!);
-  const graph: Graph = { nodes: nodes.map((n) => graphNode(n, opts.fullRefresh === true)), deps, disabled };
-  return { project, nodes, graph, target: { name: opts.targetName, type: opts.targetType }, env };
-}
-
-function compileModel(projectEnv: RenderEnv, m: ModelSource): CompiledModel {
-  // A merged sub-project's model renders with its own vars.
-  const env = m.vars ? { ...projectEnv, vars: m.vars } : projectEnv;
-  const prepared = prepareTemplate(env, m);
-  const r = renderModel(env, m, prepared, DEFAULT_INCREMENTAL);
-  const depNames = new Set([...r.deps].map((k) => env.index.resolve(k)!.name));
-  // relationships tests add an edge parent -> child.
-  for (const [i, t] of m.tests.entries()) {
-    if (t.kind !== 'relationships') continue;
-    const parent = env.index.resolve(t.to);
-    if (!parent) {
-      const hint = suggestions(t.to, env.index.all.map((n) => ({ name: n.name, file: n.file })));
-      throw new EngineError('compile', `model '${m.name}' test ${i + 1}: relationships.to: ref('${t.to}') not found.${hint}`);
-    }
-    if (parent.name.toLowerCase() !== m.name.toLowerCase()) depNames.add(parent.name);
-  }
-  return {
-    kind: 'model',
-    name: m.name,
-    source: m,
-    config: r.config,
-    tests: m.tests,
-    sql: r.sql,
-    pre: r.pre,
-    post: r.post,
-    dependencies: [...depNames].sort(cmp),
-    template: prepared.source,
-    templatePrefix: prepared.prefix,
-  };
-}
-
-interface ModelCache {
-  readonly session: CacheSession;
-  /** Target and project-wide inputs, code stamp. */
-  readonly globalKey: string;
-  readonly prefixHashes: Map<string, string>;
-  /** Names of the models rendered (not taken from the cache), in project order. */
-  readonly rendered: string[];
-}
-
-function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions): ModelCache {
-  const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
-  return { session, globalKey, prefixHashes: new Map(), rendered: [] };
-}
-
-const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
-
-/** Whether every lookup the entry's render made still gets the same answer. */
-function stillValid(env: RenderEnv, e: CacheEntry): boolean {
-  for (const [kind, query, answer] of e.lookups) {
-    const now = kind === 'r' ? signatureOf(env.index.resolve(query)) : kind === 'f' ? signatureOf(env.index.fullNameMatch(query)) : (lookupVar(query, env.stepEnv) ?? null);
-    if (now !== answer) return false;
-  }
-  return true;
-}
-
-/** A model from the cache when its inputs and lookups are unchanged, else rendered (and recorded for the next compile). */
-function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): CompiledModel {
-  const prefix = env.macros.prefixFor(dirOf(m.rel));
-  let prefixHash = cache.prefixHashes.get(prefix);
-  if (prefixHash === undefined) {
-    prefixHash = hashText(prefix);
-    cache.prefixHashes.set(prefix, prefixHash);
-  }
-  const key = hashText(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
-  const hit = cache.session.model(key);
-  if (hit !== undefined && stillValid(env, hit)) {
-    for (const [level, message] of hit.logs) env.logger.log(level, message);
-    cache.session.keepModel(key, hit, false);
-    return { kind: 'model', name: m.name, source: m, config: hit.config ?? m.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template ?? m.body, templatePrefix: prefix };
-  }
-  cache.rendered.push(m.name);
-  const lookups: Lookup[] = [];
-  const logs: [Level, string][] = [];
-  let cacheable = true;
-  const index: NodeLookup = {
-    get all() {
-      cacheable = false; // only error paths list every node
-      return env.index.all;
-    },
-    resolve(text) {
-      const n = env.index.resolve(text);
-      lookups.push(['r', text, signatureOf(n)]);
-      return n;
-    },
-    fullNameMatch(text) {
-      const n = env.index.fullNameMatch(text);
-      lookups.push(['f', text, signatureOf(n)]);
-      return n;
-    },
-  };
-  const recording: RenderEnv = {
-    ...env,
-    index,
-    logger: {
-      log(level, message) {
-        logs.push([level, message]);
-        env.logger.log(level, message);
-      },
-      enabled: (level) => env.logger.enabled(level),
-    },
-    envVar(name) {
-      const v = lookupVar(name, env.stepEnv);
-      lookups.push(['e', name, v ?? null]);
-      return v;
-    },
-  };
-  const c = compileModel(recording, m);
-  if (cacheable) {
-    const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
-    const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), logs };
-    cache.session.keepModel(key, entry, true);
-  }
-  return c;
-}
-
-function dedupe(lookups: readonly Lookup[]): Lookup[] {
-  const seen = new Set<string>();
-  return lookups.filter((l) => {
-    const k = `${l[0]}\u0000${l[1]}`;
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-
-const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
-
-/** Edges to disabled models vanish. */
-function withoutDisabledDeps(c: CompiledModel, disabled: ReadonlySet<string>): CompiledModel {
-  if (!c.dependencies.some((d) => disabled.has(d.toLowerCase()))) return c;
-  return { ...c, dependencies: c.dependencies.filter((d) => !disabled.has(d.toLowerCase())) };
-}
-
-function checkTargetLimits(name: string, kind: 'model' | 'seed', n: { database?: string; schema: string; name: string }, type: TargetType): void {
-  if (type !== 'postgres') return;
-  if (n.database) throw new EngineError('compile', `${kind} '${name}': database '${n.database}' is set but postgres does not support database.schema.table names`);
-  for (const part of [n.schema, n.name]) {
-    if (Buffer.byteLength(part, 'utf8') > 63) throw new EngineError('compile', `${kind} '${name}': identifier '${part}' exceeds 63 bytes`);
-  }
-}
-
-/** Resolved mode as list/compile/results show it. */
-export function resolvedMode(n: CompiledNode, fullRefresh: boolean): string {
-  if (n.kind === 'seed') return 'full-refresh';
-  if (n.kind === 'test') return 'test';
-  if (n.dbt?.snapshot) return 'snapshot';
-  if (n.dbt?.fullRefresh === false) return n.config.mode;
-  return fullRefresh ? 'full-refresh' : n.config.mode;
-}
-
-export function graphNode(n: CompiledNode, fullRefresh: boolean): GraphNode {
-  const s = n.source;
-  const config: Record<string, unknown> = n.kind === 'model' ? { ...n.config, mode: resolvedMode(n, fullRefresh), materialized: resolvedMode(n, fullRefresh) } : {};
-  return {
-    name: n.name,
-    kind: n.kind,
-    prodName: s.naming.prodName,
-    fullName: s.naming.fullName,
-    file: s.file,
-    discoveryPath: s.rel,
-    tags: n.kind === 'model' ? n.config.tags : n.kind === 'test' ? n.source.tags : [],
-    config,
-  };
+  const known = cache ? lastOrder(cache, project) : undefined;
+  const dag = buildDag(models, project.seeds, { targetType: opts.targetType, fullRefresh: opts.fullRefresh === true, ...(known ? { order: known } : {}), ...(memo ? { memo } : {}) });
+  if (cache) recordCompile(cache, dag.order);
+  return { project, nodes: dag.nodes, graph: dag.graph, target: { name: opts.targetName, type: opts.targetType }, env };
 }
 
 /** Selected nodes in DAG order, with the `could not apply selectors` stage prefix on errors. */
 export function selectCompiled(cp: CompiledProject, include: readonly string[], exclude: readonly string[]): CompiledNode[] {
+  // No selector: every node, without the graph (compile-graph.ts makes its nodes on first use).
+  if (splitSelectors(include).length === 0 && splitSelectors(exclude).length === 0) return [...cp.nodes];
   let picked: GraphNode[];
   try {
     picked = selectNodes(cp.graph, include, exclude);
   } catch (err) {
     throw EngineError.wrap('could not compile build project', EngineError.wrap('could not apply selectors', err, 'select'), 'select');
   }
+  // graph.nodes are cp.nodes' graph nodes in the same order: all of them picked is all nodes.
+  if (picked.length === cp.nodes.length) return [...cp.nodes];
   const byName = new Map(cp.nodes.map((n) => [n.name.toLowerCase(), n]));
   return picked.map((g) => byName.get(g.name.toLowerCase())!);
 }

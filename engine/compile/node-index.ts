@@ -2,7 +2,7 @@
  * Name resolution for templates and rewriting: a node is found by its name,
  * its prod name (`schema.table` / `db.schema.table`) or, for dependency
  * detection, its current full name, all case-insensitively (for ref(),
- * source() and reference rewriting). Built once per compile; lookups are O(1).
+ * source() and reference rewriting). Its maps are built on the first lookup; lookups are O(1).
  */
 import type { NodeName } from '../project/naming.js';
 
@@ -21,28 +21,36 @@ export interface NodeLookup {
 }
 
 export class NodeIndex implements NodeLookup {
-  private readonly byName = new Map<string, IndexedNode>();
-  private readonly byProd = new Map<string, IndexedNode>();
-  private readonly byFull = new Map<string, IndexedNode>();
+  #maps: { byName: Map<string, IndexedNode>; byProd: Map<string, IndexedNode>; byFull: Map<string, IndexedNode> } | undefined;
   readonly all: readonly IndexedNode[];
 
   constructor(nodes: readonly IndexedNode[]) {
     this.all = nodes;
-    for (const n of nodes) {
-      this.byName.set(n.name.toLowerCase(), n);
-      this.byProd.set(n.naming.prodName.toLowerCase(), n);
-      this.byFull.set(n.naming.fullName.toLowerCase(), n);
+  }
+
+  /** Built on the first lookup: a compile that takes every model from the cache asks none. */
+  #lookup() {
+    if (this.#maps === undefined) {
+      const maps = { byName: new Map<string, IndexedNode>(), byProd: new Map<string, IndexedNode>(), byFull: new Map<string, IndexedNode>() };
+      for (const n of this.all) {
+        maps.byName.set(n.name.toLowerCase(), n);
+        maps.byProd.set(n.naming.prodName.toLowerCase(), n);
+        maps.byFull.set(n.naming.fullName.toLowerCase(), n);
+      }
+      this.#maps = maps;
     }
+    return this.#maps;
   }
 
   /** `ref()` / `@name` / rewriting: a node name or prod name. */
   resolve(text: string): IndexedNode | undefined {
     const k = text.toLowerCase();
-    return k.includes('.') ? this.byProd.get(k) : this.byName.get(k);
+    const maps = this.#lookup();
+    return k.includes('.') ? maps.byProd.get(k) : maps.byName.get(k);
   }
 
   /** Final dependency detection: a reference equal to a node's current full name. */
   fullNameMatch(text: string): IndexedNode | undefined {
-    return this.byFull.get(text.toLowerCase());
+    return this.#lookup().byFull.get(text.toLowerCase());
   }
 }

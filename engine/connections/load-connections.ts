@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { parseYaml } from '../yaml-lib.js';
 import { substituteEnv } from '../project/env-substitution.js';
 import { EngineError } from '../errors.js';
 import { serviceHomeDir } from '../home-env.js';
@@ -97,7 +97,7 @@ export function readEnvFile(file: string, source: ConnectionSource, cwd: string)
   }
   let doc: unknown;
   try {
-    doc = parse(raw);
+    doc = parseYaml(raw);
   } catch (err) {
     return { connections: [], env: {}, problems: [{ file, message: redact(`could not parse ${file}: ${firstLine((err as Error).message)}`) }] };
   }

@@ -12,7 +12,12 @@
  * `windows: false` keeps `/` the only separator on every platform.
  */
 
-import picomatch from 'picomatch';
+import { createRequire } from 'node:module';
+import type picomatchType from 'picomatch';
+
+/** Loaded on the first glob: most commands select nothing or plain names. */
+let picomatchLib: typeof picomatchType | undefined;
+const picomatch = (...args: Parameters<typeof picomatchType>) => (picomatchLib ??= createRequire(import.meta.url)('picomatch') as typeof picomatchType)(...args);
 import { EngineError } from '../errors.js';
 import type { GraphNode } from './graph.js';
 import type { GraphIndex } from './graph-index.js';

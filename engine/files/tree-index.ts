@@ -22,6 +22,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { isTempName } from './atomic-write.js';
+import { touchJournals } from './change-journal.js';
 import type { ProjectFile } from './file-entry.js';
 import { fileNameProblem } from './file-name.js';
 
@@ -214,10 +215,12 @@ export function treeIndex(root: string): TreeIndex | undefined {
   return index;
 }
 
-/** Marks `names` changed in the index of `root`, if there is one (no index is created for it). */
+/** Marks `names` changed in the index of `root`, if there is one (no index is created for it), and in the change journals at or under it. */
 export function touchTree(root: string, ...names: string[]): void {
   const index = indexes.get(root);
   if (index) for (const n of names) index.touch(n);
+  // Compiles that keep the project in memory learn of the write now too (change-journal.ts).
+  touchJournals(root, names);
 }
 
 export function closeTreeIndexes(): void {

@@ -5,12 +5,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parseYaml } from '../yaml-lib.js';
 import { array, boolean, string, type, unknown, validate, type Infer } from 'superstruct';
 import { described, keysOf, mapOf, maybe, oneOf } from '../schemas/shape.js';
 import { EngineError } from '../errors.js';
 import { lookupVar } from '../home-env.js';
-import type { Logger } from '../log.js';
+import type { Level, Logger } from '../log.js';
 import { substituteEnv, unresolvedIn } from './env-substitution.js';
 import { yamlErrorDetail } from './yaml-error.js';
 import { isMergeStrategy, mergeStrategyError, resolveModeValue, type MergeStrategy, type Mode } from './modes.js';
@@ -100,11 +100,20 @@ export function findConfigFiles(dir: string): string[] {
   return found;
 }
 
-export const isConfigFileName = (name: string): boolean => CONFIG_NAMES.includes(name.toLowerCase());
+/** Whether `name` is a config file name (any case). Length first: a project's walk asks this of every file. */
+export const isConfigFileName = (name: string): boolean => name.length >= 15 && name.length <= 18 && CONFIG_NAMES.includes(name.toLowerCase());
 
 export interface LoadConfigOptions {
   readonly logger: Logger;
   readonly stepEnv?: Readonly<Record<string, string>>;
+  /** Parsed config files by their text (the compile cache): a warm compile neither loads nor runs the YAML parser. */
+  readonly configs?: ConfigMemo;
+}
+
+/** A config file's parsed form and the warnings its parse logged, by everything the parse reads (ConfigMemo key). */
+export interface ConfigMemo {
+  parsedConfig(key: string): { readonly config: BuildConfig; readonly logs: readonly (readonly [Level, string])[] } | undefined;
+  keepConfig(key: string, config: BuildConfig, logs: readonly (readonly [Level, string])[]): void;
 }
 
 const DEFAULT_DEFAULTS: Defaults = {
@@ -156,6 +165,29 @@ function restoreTokens(value: unknown, tokens: readonly string[]): unknown {
 
 export function parseConfig(text: string, file: string, fileRel: string, opts: LoadConfigOptions): BuildConfig {
   const sub = substituteEnv(text, (name) => lookupVar(name, opts.stepEnv));
+  const memo = opts.configs;
+  if (memo === undefined) return parseSubstituted(sub, file, fileRel, opts.logger);
+  // The parse reads the substituted text (and which tokens stayed unresolved) and names the file.
+  const key = JSON.stringify([file, fileRel, sub.text, [...sub.unresolved].sort()]);
+  const hit = memo.parsedConfig(key);
+  if (hit !== undefined) {
+    for (const [level, message] of hit.logs) opts.logger.log(level, message);
+    return hit.config;
+  }
+  const logs: [Level, string][] = [];
+  const logger: Logger = {
+    log(level, message) {
+      logs.push([level, message]);
+      opts.logger.log(level, message);
+    },
+    enabled: (level) => opts.logger.enabled(level),
+  };
+  const config = parseSubstituted(sub, file, fileRel, logger);
+  memo.keepConfig(key, config, logs);
+  return config;
+}
+
+function parseSubstituted(sub: ReturnType<typeof substituteEnv>, file: string, fileRel: string, logger: Logger): BuildConfig {
   const tokens: string[] = [];
   const safe = sub.text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g, (whole, name: string) => {
     if (!sub.unresolved.has(name)) return whole;
@@ -164,7 +196,7 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
   });
   let doc: unknown;
   try {
-    doc = restoreTokens(parse(safe) ?? {}, tokens);
+    doc = restoreTokens(parseYaml(safe) ?? {}, tokens);
   } catch (err) {
     throw new EngineError('load', `could not load ${fileRel}: could not parse config file: ${yamlErrorDetail(err)}`);
   }
@@ -182,7 +214,7 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
   if (unknownKeys.length + unknownDefaults.length > 0) {
     const all = [...unknownKeys, ...unknownDefaults.map((k) => `defaults.${k}`)];
     // Nothing a project declares is dropped in silence: a key we do not know is named on a warning.
-    opts.logger.log('warn', `${fileRel}: ignoring unknown key(s): ${all.join(', ')}`);
+    logger.log('warn', `${fileRel}: ignoring unknown key(s): ${all.join(', ')}`);
   }
   return {
     file,
@@ -191,7 +223,7 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
     dev: devBlock(raw),
     dbtProject: dbtProject(raw),
     vars: raw.vars ?? {},
-    defaults: validateDefaults(raw, fileRel, opts.logger),
+    defaults: validateDefaults(raw, fileRel, logger),
     defaultsSet: new Set(Object.keys((doc as { defaults?: object }).defaults ?? {})),
     keys: new Set(Object.keys(doc)),
     unresolved: sub.unresolved,
@@ -326,3 +358,15 @@ export function checkUnresolvedDefaultsAndVars(config: BuildConfig, flags: Pick<
 }
 
 export const hasConfigFile = (dir: string): boolean => findConfigFiles(dir).length > 0;
+
+/** A BuildConfig as plain JSON (its sets as sorted arrays), for the compile cache file. */
+export function configToJson(c: BuildConfig): unknown {
+  return { ...c, defaultsSet: [...c.defaultsSet], keys: [...c.keys], unresolved: [...c.unresolved] };
+}
+
+/** The inverse of configToJson; throws on a value of another shape. */
+export function configFromJson(v: unknown): BuildConfig {
+  const o = v as Record<string, unknown> | null;
+  if (o === null || typeof o !== 'object' || !Array.isArray(o.defaultsSet) || !Array.isArray(o.keys) || !Array.isArray(o.unresolved) || typeof o.defaults !== 'object' || typeof o.fileRel !== 'string') throw new Error('bad config');
+  return { ...(o as unknown as BuildConfig), defaultsSet: new Set(o.defaultsSet as string[]), keys: new Set(o.keys as string[]), unresolved: new Set(o.unresolved as string[]) };
+}

@@ -8,9 +8,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { posix, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { loadConfig, resolveSettings, type BuildConfig, type Settings, type SettingsFlags } from './config.js';
+import { loadConfig, resolveSettings, type BuildConfig, type ConfigMemo, type Settings, type SettingsFlags } from './config.js';
 import type { DataTest } from './data-tests.js';
-import { discover, unusedReason, type DiscoveredFile, type SeedFormat } from './discover.js';
+import { discover, unusedReason, type DiscoverOptions, type DiscoveredFile, type SeedFormat } from './discover.js';
 import { parseFrontMatter, type FrontMatter } from './front-matter.js';
 import { defaultModelConfig, incrementalStyle, mergeFrontMatter, validateModelConfig, type IncrementalStyle, type ModelConfig } from './model-config.js';
 import { loadChildConfigs, type ChildConfig } from './merged-config.js';
@@ -60,6 +60,12 @@ export interface Project {
   readonly macros: readonly MacroSource[];
   /** Set when the project was loaded from dbt_project.yml (engine/project/dbt/). */
   readonly format?: 'dbt';
+  /**
+   * Everything the loaded form of a model file depends on besides the file
+   * (the config files, settings from the flags, merged sub-projects): equal
+   * keys and an unchanged file give an equal ModelSource (the compile cache).
+   */
+  readonly loadKey?: string;
 }
 
 export interface LoadOptions extends SettingsFlags {
@@ -67,8 +73,22 @@ export interface LoadOptions extends SettingsFlags {
   readonly stepEnv?: Readonly<Record<string, string>>;
   /** `-R` merged mode: child project directories whose files join this DAG. */
   readonly mergeChildren?: readonly string[];
-  /** Reads a model file and splits its front-matter with `parse` (the compile cache answers unchanged files from its stat stamps). */
-  readonly readModelSource?: (abs: string, parse: (text: string) => FrontMatter) => FrontMatter;
+  /** The compile cache (engine/compile/cache-session.ts): unchanged files are not read, or not even loaded again. */
+  readonly cache?: LoadCache;
+}
+
+/** What the compile cache watches of a walk: the directories it lists, and whether it meets a symbolic link. */
+export type WalkWatch = Pick<DiscoverOptions, 'onDir' | 'onLink'>;
+
+/** What the compile cache offers the loader. */
+export interface LoadCache extends ConfigMemo {
+  /** Reads a model file and splits its front-matter with `parse` (unchanged files are answered from their stat stamps). */
+  readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter;
+  /** The walk, or the last one when nothing was added or removed since. */
+  walk(key: string, run: (watch?: WalkWatch) => { files: readonly DiscoveredFile[]; ignored: readonly string[] }): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean };
+  /** A model file loaded by `load` — or the last load's object when the file and `loadKey` are unchanged (its warnings logged again). */
+  loadModel(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => ModelSource): ModelSource;
+  loadSeed(f: DiscoveredFile, loadKey: string, logger: Logger, load: (logger: Logger) => SeedSource): SeedSource;
 }
 
 /** Resolves and checks the build path. */
@@ -90,9 +110,10 @@ const loadError = (root: string, err: unknown) =>
 export function loadProject(path: string, opts: LoadOptions): Project {
   const root = resolveBuildPath(path);
   try {
-    const config = loadConfig(root, opts);
+    const configOpts = { logger: opts.logger, stepEnv: opts.stepEnv, ...(opts.cache ? { configs: opts.cache } : {}) };
+    const config = loadConfig(root, configOpts);
     const settings = resolveSettings(config, opts);
-    const children = opts.mergeChildren && opts.mergeChildren.length > 0 ? loadChildConfigs(root, config, opts.mergeChildren, opts, opts) : [];
+    const children = opts.mergeChildren && opts.mergeChildren.length > 0 ? loadChildConfigs(root, config, opts.mergeChildren, opts, configOpts) : [];
     return loadWithConfig(root, config, settings, opts, children);
   } catch (err) {
     throw loadError(root, err);
@@ -100,9 +121,14 @@ export function loadProject(path: string, opts: LoadOptions): Project {
 }
 
 export function loadWithConfig(root: string, config: BuildConfig, settings: Settings, opts: LoadOptions, children: readonly ChildConfig[] = []): Project {
-  const ignored: string[] = [];
-  const files = discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir), ignored });
+  const walk = (watch?: WalkWatch): { files: readonly DiscoveredFile[]; ignored: readonly string[]; reused?: boolean } => {
+    const ignored: string[] = [];
+    return { files: discover(root, { dbtProject: config.dbtProject, mergeChildren: children.map((c) => c.dir), ignored, ...watch }), ignored };
+  };
+  const { files, ignored, reused } = opts.cache ? opts.cache.walk(JSON.stringify([config.dbtProject, children.map((c) => c.dir)]), walk) : walk();
   for (const f of ignored) opts.logger.log('warn', `${f}: not used (${unusedReason(f)})`);
+  const loadKey = JSON.stringify([config, settings, children], withSets);
+  const cache = opts.cache;
   const models: ModelSource[] = [];
   const seeds: SeedSource[] = [];
   const macros: MacroSource[] = [];
@@ -115,17 +141,23 @@ export function loadWithConfig(root: string, config: BuildConfig, settings: Sett
       macros.push({ file: f.file, dir: posix.dirname(f.rel) === '.' ? '' : posix.dirname(f.rel), text: readFileSync(f.abs, 'utf8') });
       continue;
     }
-    checkDuplicate(seen, f);
+    if (!reused) checkDuplicate(seen, f); // a walk reused had no duplicates when it was made
     if (f.kind === 'seed') {
       const d = scope.config.defaults;
-      const naming = nameNode({ kind: 'seed', name: f.name, rel: f.rel, defaultsSchema: d.schema, defaultsDatabase: d.database }, settings, opts.logger);
-      seeds.push({ kind: 'seed', name: f.name, file: f.file, rel: f.rel, abs: f.abs, format: f.format!, naming });
+      const load = (logger: Logger): SeedSource => {
+        const naming = nameNode({ kind: 'seed', name: f.name, rel: f.rel, defaultsSchema: d.schema, defaultsDatabase: d.database }, settings, logger);
+        return { kind: 'seed', name: f.name, file: f.file, rel: f.rel, abs: f.abs, format: f.format!, naming };
+      };
+      seeds.push(cache ? cache.loadSeed(f, loadKey, opts.logger, load) : load(opts.logger));
       continue;
     }
-    models.push(loadModel(f, scope, settings, opts.logger, opts.readModelSource));
+    const load = (logger: Logger) => loadModel(f, scope, settings, logger, cache);
+    models.push(cache ? cache.loadModel(f, loadKey, opts.logger, load) : load(opts.logger));
   }
-  return { root, config, settings, models, seeds, macros };
+  return { root, config, settings, models, seeds, macros, loadKey };
 }
+
+const withSets = (_key: string, v: unknown) => (v instanceof Set ? [...(v as Set<unknown>)] : v);
 
 function checkDuplicate(seen: Map<string, DiscoveredFile>, f: DiscoveredFile): void {
   const key = f.name.toLowerCase();
@@ -145,9 +177,36 @@ interface Scope {
   readonly vars?: Readonly<Record<string, unknown>>;
 }
 
-function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger, read?: LoadOptions['readModelSource']): ModelSource {
-  const fm = read ? read(f.abs, (text) => parseFrontMatter(f.name, text)) : parseFrontMatter(f.name, readFileSync(f.abs, 'utf8'));
-  const merged = fm.config ? mergeFrontMatter(f.name, base, fm.config, logger) : base;
+/**
+ * Merged configs by front-matter object and base: models whose front-matter
+ * is one shared object (the compile cache keeps each distinct front-matter
+ * once) share one config — a merge that logged nothing depends on nothing
+ * else (a model's name appears only in its warnings and errors).
+ */
+const merges = new WeakMap<object, WeakMap<ModelConfig, ModelConfig>>();
+
+function mergedConfig(name: string, base: ModelConfig, fm: Record<string, unknown>, logger: Logger): ModelConfig {
+  const byBase = merges.get(fm);
+  const hit = byBase?.get(base);
+  if (hit !== undefined) return hit;
+  let logged = false;
+  const merged = mergeFrontMatter(name, base, fm, {
+    log(level, message) {
+      logged = true;
+      logger.log(level, message);
+    },
+    enabled: (level) => logger.enabled(level),
+  });
+  if (!logged) {
+    if (byBase === undefined) merges.set(fm, new WeakMap([[base, merged]]));
+    else byBase.set(base, merged);
+  }
+  return merged;
+}
+
+function loadModel(f: DiscoveredFile, { config, base, vars }: Scope, settings: Settings, logger: Logger, cache?: LoadCache): ModelSource {
+  const fm = cache ? cache.readModelSource(f.abs, (text) => parseFrontMatter(f.name, text)) : parseFrontMatter(f.name, readFileSync(f.abs, 'utf8'));
+  const merged = fm.config ? mergedConfig(f.name, base, fm.config, logger) : base;
   const style = incrementalStyle(f.name, fm.body);
   const tests = validateModelConfig(f.name, merged, style);
   const naming = nameNode(

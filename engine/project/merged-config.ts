@@ -7,8 +7,7 @@
  * dbt_project have no effect; naming is unchanged.
  */
 import { join } from 'node:path';
-import type { Logger } from '../log.js';
-import { checkUnresolvedDefaultsAndVars, loadConfig, type BuildConfig, type Defaults, type SettingsFlags } from './config.js';
+import { checkUnresolvedDefaultsAndVars, loadConfig, type BuildConfig, type Defaults, type LoadConfigOptions, type SettingsFlags } from './config.js';
 
 export interface ChildConfig {
   /** The child directory name. */
@@ -55,7 +54,7 @@ export function loadChildConfigs(
   rootConfig: BuildConfig,
   children: readonly string[],
   flags: SettingsFlags,
-  opts: { readonly logger: Logger; readonly stepEnv?: Readonly<Record<string, string>> },
+  opts: LoadConfigOptions,
 ): ChildConfig[] {
   return children.map((dir) => {
     const own = loadConfig(join(root, dir), opts, `${dir}/`);

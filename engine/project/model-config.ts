@@ -154,6 +154,8 @@ export function applyConfigCall(name: string, base: ModelConfig, kw: Record<stri
 
 /** Incremental style on the raw text after front-matter removal. */
 export function incrementalStyle(name: string, body: string): IncrementalStyle {
+  // Every marker below contains "incremental": most models are one scan.
+  if (!body.includes('incremental')) return 'dbt';
   if (body.includes('{incremental_where_cond}') || body.includes('{incremental_value}')) {
     throw fail(name, 'use {{ incremental_where_cond() }} or {{ incremental_value() }} instead of {incremental_where_cond} / {incremental_value}');
   }

@@ -18,204 +18,214 @@
  * stay untouched. The generated module is instantiated with the `jinja`
  * runtime as a closure variable, reachable from macros as well as the root.
  */
-import { DoNode, parseJinja, SliceNode } from './jinja-parser.js';
+import { jinjaParser } from './jinja-parser.js';
 import { jinjaRuntime } from './jinja-runtime.js';
-import { NjBaseCompiler, njNodes, njTransformer, type NjFrame, type NjNode, type NjNodeClass } from './nunjucks-internals.js';
-
-/** Node kinds added at compile time. */
-const Truthy = njNodes.Node.extend('Truthy', { fields: ['expr'] });
-const LoopFilter = njNodes.Node.extend('LoopFilter', { fields: ['arr', 'name', 'cond'] });
-const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, DoNode, SliceNode];
+import { MARK_CLOSE, MARK_OPEN, positionsOf, templateShape, type TemplateShape } from './template-shape.js';
+import { nunjucksInternals, type NjCompiler, type NjFrame, type NjNode, type NjNodeClass } from './nunjucks-internals.js';
 
 const COMPARE: Readonly<Record<string, string>> = { '==': '===', '!=': '!==' };
 
 /** Statements whose position is recorded before they run, so a render error reports its own line. */
 const STATEMENTS = new Set(['Output', 'If', 'For', 'Set', 'Do', 'Switch']);
 
-class JinjaCompiler extends NjBaseCompiler {
-  /** String literals and template text, in emit order: the code reads them from `K`, so templates of one shape share code. */
-  readonly constants: string[] = [];
-  /** The next literal is a dict key (an object-literal key in the code): emitted as written. */
-  private keyNext = false;
+type JinjaCompilerClass = new (templateName: string, throwOnUndefined: boolean) => NjCompiler & { readonly constants: string[] };
 
-  override compileLiteral(node: NjNode, frame: NjFrame): void {
-    if (typeof node.value === 'string' && !this.keyNext) {
-      this._emit(`K[${this.constants.push(node.value) - 1}]`);
-      return;
+let compilerClass: JinjaCompilerClass | undefined;
+
+/** The compiler class, made on first use (when nunjucks is loaded: nunjucks-internals.ts). */
+function makeCompiler(): JinjaCompilerClass {
+  const { nodes: njNodes, Compiler: NjBaseCompiler } = nunjucksInternals();
+  const { DoNode, SliceNode } = jinjaParser();
+  /** Node kinds added at compile time. */
+  const Truthy = njNodes.Node.extend('Truthy', { fields: ['expr'] });
+  const LoopFilter = njNodes.Node.extend('LoopFilter', { fields: ['arr', 'name', 'cond'] });
+  const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, DoNode, SliceNode];
+
+  function wrapCondition(node: NjNode): void {
+    const cond = node.cond as NjNode;
+    if (cond.typename !== 'Truthy') node.cond = new Truthy(cond.lineno, cond.colno, cond);
+  }
+
+  return class JinjaCompiler extends NjBaseCompiler {
+    /** String literals and template text, in emit order: the code reads them from `K`, so templates of one shape share code. */
+    readonly constants: string[] = [];
+    /** The next literal is a dict key (an object-literal key in the code): emitted as written. */
+    private keyNext = false;
+
+    override compileLiteral(node: NjNode, frame: NjFrame): void {
+      if (typeof node.value === 'string' && !this.keyNext) {
+        this._emit(`K[${this.constants.push(node.value) - 1}]`);
+        return;
+      }
+      this.keyNext = false;
+      super.compileLiteral(node, frame);
     }
-    this.keyNext = false;
-    super.compileLiteral(node, frame);
-  }
 
-  override compilePair(node: NjNode, frame: NjFrame): void {
-    this.keyNext = true;
-    super.compilePair(node, frame);
-  }
-
-  /** nunjucks updates `lineno` only at function calls; an error elsewhere reported the last call's line. */
-  override compile(node: NjNode, frame: NjFrame): void {
-    if (node !== undefined && node !== null && STATEMENTS.has(node.typename) && !isTemplateData(node)) {
-      this._emitLine(`lineno = ${node.lineno}; colno = ${node.colno};`);
+    override compilePair(node: NjNode, frame: NjFrame): void {
+      this.keyNext = true;
+      super.compilePair(node, frame);
     }
-    super.compile(node, frame);
-  }
 
-  assertType(node: NjNode, ...types: NjNodeClass[]): void {
-    if (OWN_NODES.some((t) => node instanceof t)) return;
-    if (!types.some((t) => node instanceof t)) this.fail(`assertType: invalid type: ${node.typename}`, node.lineno, node.colno);
-  }
-
-  private call(fn: string, args: readonly NjNode[], frame: NjFrame): void {
-    this._emit(`jinja.${fn}(`);
-    args.forEach((arg, i) => {
-      if (i > 0) this._emit(', ');
-      this.compile(arg, frame);
-    });
-    this._emit(')');
-  }
-
-  compileAdd(node: NjNode, frame: NjFrame): void {
-    this.call('add', [node.left, node.right], frame);
-  }
-
-  compileMul(node: NjNode, frame: NjFrame): void {
-    this.call('mul', [node.left, node.right], frame);
-  }
-
-  compileMod(node: NjNode, frame: NjFrame): void {
-    this.call('mod', [node.left, node.right], frame);
-  }
-
-  compileTruthy(node: NjNode, frame: NjFrame): void {
-    this.call('truthy', [node.expr], frame);
-  }
-
-  compileLookupVal(node: NjNode, frame: NjFrame): void {
-    const val = node.val as NjNode;
-    if (val.typename !== 'Slice') return this.call('member', [node.target, val], frame);
-    const none = new njNodes.Literal(val.lineno, val.colno, null);
-    this.call('slice', [node.target, val.start ?? none, val.stop ?? none, val.step ?? none], frame);
-  }
-
-  compileCompare(node: NjNode, frame: NjFrame): void {
-    this.compile(node.expr, frame);
-    for (const op of node.ops as NjNode[]) {
-      this._emit(` ${COMPARE[op.type as string] ?? (op.type as string)} `);
-      this.compile(op.expr, frame);
+    /** nunjucks updates `lineno` only at function calls; an error elsewhere reported the last call's line. */
+    override compile(node: NjNode, frame: NjFrame): void {
+      if (node !== undefined && node !== null && STATEMENTS.has(node.typename) && !isTemplateData(node)) {
+        this._emitLine(`lineno = ${node.lineno}; colno = ${node.colno};`);
+      }
+      super.compile(node, frame);
     }
-  }
 
-  compileGroup(node: NjNode, frame: NjFrame): void {
-    const children = node.children as NjNode[];
-    this._emit(children.length === 1 ? '(' : '[');
-    children.forEach((child, i) => {
-      if (i > 0) this._emit(',');
-      this.compile(child, frame);
-    });
-    this._emit(children.length === 1 ? ')' : ']');
-  }
-
-  compileNot(node: NjNode, frame: NjFrame): void {
-    this._emit('!');
-    this.call('truthy', [node.target], frame);
-  }
-
-  /** `a or b` / `a and b` return an operand (as in Python and JavaScript) but test it with Python truthiness. */
-  private shortCircuit(node: NjNode, frame: NjFrame, isOr: boolean): void {
-    const left = this._tmpid();
-    this._emit(`((${left}) => jinja.truthy(${left}) ? `);
-    if (isOr) this._emit(left);
-    else this.compile(node.right, frame);
-    this._emit(' : ');
-    if (isOr) this.compile(node.right, frame);
-    else this._emit(left);
-    this._emit(')(');
-    this.compile(node.left, frame);
-    this._emit(')');
-  }
-
-  compileOr(node: NjNode, frame: NjFrame): void {
-    this.shortCircuit(node, frame, true);
-  }
-
-  compileAnd(node: NjNode, frame: NjFrame): void {
-    this.shortCircuit(node, frame, false);
-  }
-
-  compileIf(node: NjNode, frame: NjFrame, async?: boolean): void {
-    wrapCondition(node);
-    (NjBaseCompiler.prototype as unknown as { compileIf(n: NjNode, f: NjFrame, a?: boolean): void }).compileIf.call(this, node, frame, async);
-  }
-
-  compileInlineIf(node: NjNode, frame: NjFrame): void {
-    wrapCondition(node);
-    (NjBaseCompiler.prototype as unknown as { compileInlineIf(n: NjNode, f: NjFrame): void }).compileInlineIf.call(this, node, frame);
-  }
-
-  compileDo(node: NjNode, frame: NjFrame): void {
-    this.compile(node.expr, frame);
-    this._emitLine(';');
-  }
-
-  override compileSet(node: NjNode, frame: NjFrame): void {
-    const targets = node.targets as NjNode[];
-    const attr = targets.find((t) => t.typename === 'LookupVal');
-    if (attr === undefined) return super.compileSet(node, frame);
-    if (targets.length > 1) this.fail('cannot assign to several targets when one is an attribute', node.lineno, node.colno);
-    this._emit('jinja.setAttr(');
-    this.compile(attr.target, frame);
-    this._emit(', ');
-    this.compile(attr.val, frame);
-    this._emit(', ');
-    this.compile(node.value ?? node.body, frame);
-    this._emitLine(');');
-  }
-
-  /**
-   * Every macro is wrapped so a `return(value)` inside it (dbt's way for a macro
-   * to hand back a value instead of text) makes the call return that value.
-   */
-  override _compileMacro(node: NjNode, frame: NjFrame | undefined): string {
-    const id = super._compileMacro(node, frame);
-    this._emitLine(`${id} = jinja.returnable(${id});`);
-    return id;
-  }
-
-  override compileFor(node: NjNode, frame: NjFrame): void {
-    const arr = node.arr as NjNode;
-    if (arr.typename === 'InlineIf' && arr.else_ === null) {
-      node.arr = new LoopFilter(arr.lineno, arr.colno, arr.body, node.name, arr.cond);
+    assertType(node: NjNode, ...types: NjNodeClass[]): void {
+      if (OWN_NODES.some((t) => node instanceof t)) return;
+      if (!types.some((t) => node instanceof t)) this.fail(`assertType: invalid type: ${node.typename}`, node.lineno, node.colno);
     }
-    super.compileFor(node, frame);
-  }
 
-  /** The items of `for <name> in <arr> if <cond>`, filtered before the loop so `loop.length`/`loop.index` count kept items. */
-  compileLoopFilter(node: NjNode, frame: NjFrame): void {
-    const item = this._tmpid();
-    const out = this._tmpid();
-    const inner = frame.push();
-    const names: NjNode[] = node.name.typename === 'Array' ? node.name.children : [node.name];
-    this._emit(`((${out}) => ${out}.filter((${item}) => { `);
-    names.forEach((name, i) => {
-      const id = this._tmpid();
-      inner.set(name.value as string, id);
-      this._emit(`const ${id} = ${names.length === 1 ? item : `${item}[${i}]`}; `);
-    });
-    this._emit('return ');
-    this.call('truthy', [node.cond], inner);
-    this._emit('; }))(jinja.loopItems(');
-    this.compile(node.arr, frame);
-    this._emit(`, ${names.length > 1 ? 'true' : 'false'}))`);
-  }
+    private call(fn: string, args: readonly NjNode[], frame: NjFrame): void {
+      this._emit(`jinja.${fn}(`);
+      args.forEach((arg, i) => {
+        if (i > 0) this._emit(', ');
+        this.compile(arg, frame);
+      });
+      this._emit(')');
+    }
+
+    compileAdd(node: NjNode, frame: NjFrame): void {
+      this.call('add', [node.left, node.right], frame);
+    }
+
+    compileMul(node: NjNode, frame: NjFrame): void {
+      this.call('mul', [node.left, node.right], frame);
+    }
+
+    compileMod(node: NjNode, frame: NjFrame): void {
+      this.call('mod', [node.left, node.right], frame);
+    }
+
+    compileTruthy(node: NjNode, frame: NjFrame): void {
+      this.call('truthy', [node.expr], frame);
+    }
+
+    compileLookupVal(node: NjNode, frame: NjFrame): void {
+      const val = node.val as NjNode;
+      if (val.typename !== 'Slice') return this.call('member', [node.target, val], frame);
+      const none = new njNodes.Literal(val.lineno, val.colno, null);
+      this.call('slice', [node.target, val.start ?? none, val.stop ?? none, val.step ?? none], frame);
+    }
+
+    compileCompare(node: NjNode, frame: NjFrame): void {
+      this.compile(node.expr, frame);
+      for (const op of node.ops as NjNode[]) {
+        this._emit(` ${COMPARE[op.type as string] ?? (op.type as string)} `);
+        this.compile(op.expr, frame);
+      }
+    }
+
+    compileGroup(node: NjNode, frame: NjFrame): void {
+      const children = node.children as NjNode[];
+      this._emit(children.length === 1 ? '(' : '[');
+      children.forEach((child, i) => {
+        if (i > 0) this._emit(',');
+        this.compile(child, frame);
+      });
+      this._emit(children.length === 1 ? ')' : ']');
+    }
+
+    compileNot(node: NjNode, frame: NjFrame): void {
+      this._emit('!');
+      this.call('truthy', [node.target], frame);
+    }
+
+    /** `a or b` / `a and b` return an operand (as in Python and JavaScript) but test it with Python truthiness. */
+    private shortCircuit(node: NjNode, frame: NjFrame, isOr: boolean): void {
+      const left = this._tmpid();
+      this._emit(`((${left}) => jinja.truthy(${left}) ? `);
+      if (isOr) this._emit(left);
+      else this.compile(node.right, frame);
+      this._emit(' : ');
+      if (isOr) this.compile(node.right, frame);
+      else this._emit(left);
+      this._emit(')(');
+      this.compile(node.left, frame);
+      this._emit(')');
+    }
+
+    compileOr(node: NjNode, frame: NjFrame): void {
+      this.shortCircuit(node, frame, true);
+    }
+
+    compileAnd(node: NjNode, frame: NjFrame): void {
+      this.shortCircuit(node, frame, false);
+    }
+
+    compileIf(node: NjNode, frame: NjFrame, async?: boolean): void {
+      wrapCondition(node);
+      (NjBaseCompiler.prototype as unknown as { compileIf(n: NjNode, f: NjFrame, a?: boolean): void }).compileIf.call(this, node, frame, async);
+    }
+
+    compileInlineIf(node: NjNode, frame: NjFrame): void {
+      wrapCondition(node);
+      (NjBaseCompiler.prototype as unknown as { compileInlineIf(n: NjNode, f: NjFrame): void }).compileInlineIf.call(this, node, frame);
+    }
+
+    compileDo(node: NjNode, frame: NjFrame): void {
+      this.compile(node.expr, frame);
+      this._emitLine(';');
+    }
+
+    override compileSet(node: NjNode, frame: NjFrame): void {
+      const targets = node.targets as NjNode[];
+      const attr = targets.find((t) => t.typename === 'LookupVal');
+      if (attr === undefined) return super.compileSet(node, frame);
+      if (targets.length > 1) this.fail('cannot assign to several targets when one is an attribute', node.lineno, node.colno);
+      this._emit('jinja.setAttr(');
+      this.compile(attr.target, frame);
+      this._emit(', ');
+      this.compile(attr.val, frame);
+      this._emit(', ');
+      this.compile(node.value ?? node.body, frame);
+      this._emitLine(');');
+    }
+
+    /**
+     * Every macro is wrapped so a `return(value)` inside it (dbt's way for a macro
+     * to hand back a value instead of text) makes the call return that value.
+     */
+    override _compileMacro(node: NjNode, frame: NjFrame | undefined): string {
+      const id = super._compileMacro(node, frame);
+      this._emitLine(`${id} = jinja.returnable(${id});`);
+      return id;
+    }
+
+    override compileFor(node: NjNode, frame: NjFrame): void {
+      const arr = node.arr as NjNode;
+      if (arr.typename === 'InlineIf' && arr.else_ === null) {
+        node.arr = new LoopFilter(arr.lineno, arr.colno, arr.body, node.name, arr.cond);
+      }
+      super.compileFor(node, frame);
+    }
+
+    /** The items of `for <name> in <arr> if <cond>`, filtered before the loop so `loop.length`/`loop.index` count kept items. */
+    compileLoopFilter(node: NjNode, frame: NjFrame): void {
+      const item = this._tmpid();
+      const out = this._tmpid();
+      const inner = frame.push();
+      const names: NjNode[] = node.name.typename === 'Array' ? node.name.children : [node.name];
+      this._emit(`((${out}) => ${out}.filter((${item}) => { `);
+      names.forEach((name, i) => {
+        const id = this._tmpid();
+        inner.set(name.value as string, id);
+        this._emit(`const ${id} = ${names.length === 1 ? item : `${item}[${i}]`}; `);
+      });
+      this._emit('return ');
+      this.call('truthy', [node.cond], inner);
+      this._emit('; }))(jinja.loopItems(');
+      this.compile(node.arr, frame);
+      this._emit(`, ${names.length > 1 ? 'true' : 'false'}))`);
+    }
+  };
 }
 
 function isTemplateData(node: NjNode): boolean {
   return node.typename === 'Output' && (node.children as NjNode[]).every((c) => c.typename === 'TemplateData');
-}
-
-function wrapCondition(node: NjNode): void {
-  const cond = node.cond as NjNode;
-  if (cond.typename !== 'Truthy') node.cond = new Truthy(cond.lineno, cond.colno, cond);
 }
 
 /** The module nunjucks' Template accepts as precompiled code (`{ type: 'code', obj }`). */
@@ -224,10 +234,18 @@ export interface CompiledModule {
   readonly [block: string]: unknown;
 }
 
-/** Parses (jinja-parser.ts) and compiles `source`; throws nunjucks' TemplateError (with `lineno`/`colno`) on a syntax error. */
-export function compileJinja(source: string, name: string): CompiledModule {
-  const ast = njTransformer.transform(parseJinja(source), [], name);
-  const compiler = new JinjaCompiler(name, false);
+/** The generated code of `source`, with its string literals and template text (`K`) and positions (`P`) taken out. */
+export interface Generated {
+  readonly code: string;
+  readonly constants: readonly string[];
+  /** Line and column pairs, as the code reads them from `P`. */
+  readonly positions: readonly number[];
+}
+
+export function generate(source: string, name: string): Generated {
+  const ast = nunjucksInternals().transformer.transform(jinjaParser().parse(source), [], name);
+  compilerClass ??= makeCompiler();
+  const compiler = new compilerClass(name, false);
   compiler.compile(ast, undefined as unknown as NjFrame);
   // Positions become `P[i]` too: what is left is the template's shape.
   const positions: number[] = [];
@@ -235,16 +253,44 @@ export function compileJinja(source: string, name: string): CompiledModule {
     positions.push(Number(line), Number(col));
     return `${kw ?? ''}lineno = P[${positions.length - 2}]${sep}colno = P[${positions.length - 1}]`;
   });
+  return { code, constants: compiler.constants, positions };
+}
+
+/** Parses (jinja-parser.ts) and compiles `source`; throws nunjucks' TemplateError (with `lineno`/`colno`) on a syntax error. */
+export function compileJinja(source: string, name: string): CompiledModule {
+  const shape = templateShape(source);
+  if (shape !== undefined) {
+    let compiled = shapes.get(shape.canonical);
+    if (compiled === undefined) {
+      compiled = compileShape(shape, name);
+      if (shapes.size >= MAX_SHAPES) shapes.clear();
+      shapes.set(shape.canonical, compiled);
+    }
+    if (compiled !== null) return instantiate(compiled, shape, source);
+  }
+  const g = generate(source, name);
+  return factoryFor(g.code)(jinjaRuntime, g.constants, g.positions);
+}
+
+/** What a template's own generation would give: `generate(source)` without parsing it (tests compare the two). */
+export function generateByShape(source: string, name: string): Generated | undefined {
+  const shape = templateShape(source);
+  const compiled = shape === undefined ? null : compileShape(shape, name);
+  if (shape === undefined || compiled === null) return undefined;
+  return { code: compiled.code, constants: constantsOf(compiled, shape), positions: positionsFor(compiled, shape, source) };
+}
+
+type Factory = (jinja: unknown, constants: readonly string[], positions: readonly number[]) => CompiledModule;
+
+function factoryFor(code: string): Factory {
   let factory = factories.get(code);
   if (factory === undefined) {
     factory = new Function('jinja', 'K', 'P', code) as Factory;
     if (factories.size >= MAX_SHAPES) factories.clear();
     factories.set(code, factory);
   }
-  return factory(jinjaRuntime, compiler.constants, positions);
+  return factory;
 }
-
-type Factory = (jinja: unknown, constants: readonly string[], positions: readonly number[]) => CompiledModule;
 
 /**
  * One function per template *shape* (the generated code with its string
@@ -256,3 +302,80 @@ const factories = new Map<string, Factory>();
 const MAX_SHAPES = 20_000;
 // `var lineno = 3;\nvar colno = 0;` (function starts), `lineno = 3; colno = 5;` (statements), `(lineno = 3, colno = 5, ` (calls).
 const POSITION = /(var |\()?lineno = (\d+)(;\s*(?:var )?|, )colno = (\d+)/g;
+
+/** A constant of a shape's code filled from the template: marker `marker`'s value, trimmed as nunjucks trimmed the shape's. */
+interface Slot {
+  readonly marker: number;
+  readonly trimStart: boolean;
+  readonly trimEnd: boolean;
+}
+
+interface CompiledShape {
+  readonly code: string;
+  readonly factory: Factory;
+  readonly constants: readonly (string | Slot)[];
+  /** Per position pair of the code: the index of the token it points at. */
+  readonly tokens: readonly number[];
+}
+
+/**
+ * Templates by shape (template-shape.ts): the shape's code, where its
+ * constants come from and which token each position is; null when a
+ * template of this shape must be compiled on its own.
+ */
+const shapes = new Map<string, CompiledShape | null>();
+const SLOT = new RegExp(`^( ?)${MARK_OPEN}(\\d+)${MARK_CLOSE}( ?)$`);
+
+function compileShape(shape: TemplateShape, name: string): CompiledShape | null {
+  let g: Generated;
+  try {
+    g = generate(shape.canonical, name);
+  } catch {
+    return null; // a syntax error: the template's own compile reports it with its own positions
+  }
+  // A marker in the code itself (a dict key is emitted inline): this shape's code depends on the values.
+  if (g.code.includes(MARK_OPEN)) return null;
+  const constants: (string | Slot)[] = [];
+  for (const k of g.constants) {
+    if (!k.includes(MARK_OPEN)) {
+      constants.push(k);
+      continue;
+    }
+    const m = SLOT.exec(k);
+    if (m === null) return null;
+    const marker = Number(m[2]);
+    const text = shape.kinds[marker] === 'text';
+    if (!text && (m[1] !== '' || m[3] !== '')) return null;
+    constants.push({ marker, trimStart: text && m[1] === '', trimEnd: text && m[3] === '' });
+  }
+  const lineStarts = [0];
+  for (let k = shape.canonical.indexOf('\n'); k >= 0; k = shape.canonical.indexOf('\n', k + 1)) lineStarts.push(k + 1);
+  const tokenAt = new Map(shape.canonicalStarts.map((start, i) => [start, i]));
+  const tokens: number[] = [];
+  for (let p = 0; p < g.positions.length; p += 2) {
+    const line = lineStarts[g.positions[p]!];
+    const token = line === undefined ? undefined : tokenAt.get(line + g.positions[p + 1]!);
+    if (token === undefined) return null;
+    tokens.push(token);
+  }
+  return { code: g.code, factory: factoryFor(g.code), constants, tokens };
+}
+
+function constantsOf(c: CompiledShape, shape: TemplateShape): string[] {
+  return c.constants.map((k) => {
+    if (typeof k === 'string') return k;
+    let v = shape.values[k.marker]!;
+    // nunjucks' own trims (parser.js parseNodes).
+    if (k.trimStart) v = v.replace(/^\s*/, '');
+    if (k.trimEnd) v = v.replace(/\s*$/, '');
+    return v;
+  });
+}
+
+function positionsFor(c: CompiledShape, shape: TemplateShape, source: string): number[] {
+  return positionsOf(source, c.tokens.map((t) => shape.starts[t]!)).flat();
+}
+
+function instantiate(c: CompiledShape, shape: TemplateShape, source: string): CompiledModule {
+  return c.factory(jinjaRuntime, constantsOf(c, shape), positionsFor(c, shape, source));
+}

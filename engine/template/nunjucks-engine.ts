@@ -14,14 +14,14 @@
  * the JIT warms up, 4–6 ms for the very first template), render from the
  * cache ≈0.004–0.007 ms — 30–40× cheaper, hence the cache.
  */
-import nunjucks from 'nunjucks';
+import type nunjucks from 'nunjucks';
 
 import { EngineError } from '../errors.js';
 import { compileJinja, type CompiledModule } from './jinja-compiler.js';
 import { parseJinja } from './jinja-parser.js';
 import { jinjaFilters } from './jinja-filters.js';
 import { dictGlobal, namespaceGlobal } from './jinja-runtime.js';
-import type { NjNode, NjTemplateError } from './nunjucks-internals.js';
+import { nunjucksInternals, type NjNode, type NjTemplateError } from './nunjucks-internals.js';
 import type { TemplateEngine } from './template-engine.js';
 
 interface CacheEntry {
@@ -82,9 +82,9 @@ function renderParts(parts: readonly Part[], context: Readonly<Record<string, un
   return out;
 }
 
-/** Creates an engine with its own nunjucks Environment and template cache. */
+/** Creates an engine with its own nunjucks Environment (made on the first render that needs it) and template cache. */
 export function createNunjucksEngine(): TemplateEngine {
-  const env = createEnvironment();
+  let env: nunjucks.Environment | undefined;
   const cache = new Map<string, CacheEntry>();
 
   /** Compiled definitions-only prefixes by text; null: the prefix renders as part of each template. */
@@ -105,7 +105,8 @@ export function createNunjucksEngine(): TemplateEngine {
     const code = shared === undefined ? body : { ...body, root: chainRoots(shared.root as RootFn, body.root as RootFn) };
     // nunjucks accepts precompiled code as `{ type: 'code', obj }`; the typings only know strings.
     const src = { type: 'code', obj: code } as unknown as string;
-    return new nunjucks.Template(src, env, modelName, true);
+    env ??= createEnvironment();
+    return new (nunjucksInternals().lib.Template)(src, env, modelName, true);
   };
 
   const sharedPrefix = (prefix: string, modelName: string): CompiledModule | null => {
@@ -173,7 +174,7 @@ function definitionsOnly(prefix: string): boolean {
 function createEnvironment(): nunjucks.Environment {
   // `dev: true` keeps the thrown error as the TemplateError's `cause` (otherwise
   // nunjucks re-creates a bare Error from the message and the EngineError is lost).
-  const env = new nunjucks.Environment([], {
+  const env = new (nunjucksInternals().lib.Environment)([], {
     autoescape: false,
     throwOnUndefined: false,
     trimBlocks: false,

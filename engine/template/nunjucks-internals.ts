@@ -96,9 +96,7 @@ export interface NjTemplateError extends Error {
   readonly cause?: unknown;
 }
 
-export const njNodes = require('nunjucks/src/nodes.js') as NjNodes;
-export const NjBaseParser = (require('nunjucks/src/parser.js') as { Parser: NjParserClass }).Parser;
-export const njLexer = require('nunjucks/src/lexer.js') as {
+export interface NjLexer {
   lex(src: string, opts: object): unknown;
   TOKEN_LEFT_PAREN: string;
   TOKEN_LEFT_BRACKET: string;
@@ -106,8 +104,33 @@ export const njLexer = require('nunjucks/src/lexer.js') as {
   TOKEN_COLON: string;
   TOKEN_OPERATOR: string;
   TOKEN_SYMBOL: string;
-};
-export const njTransformer = require('nunjucks/src/transformer.js') as {
-  transform(ast: NjNode, asyncFilters: readonly string[], name: string): NjNode;
-};
-export const NjBaseCompiler = (require('nunjucks/src/compiler.js') as { Compiler: NjCompilerClass }).Compiler;
+}
+
+/** nunjucks itself and the internals the Jinja layer builds on. */
+export interface Nunjucks {
+  readonly lib: typeof import('nunjucks');
+  readonly nodes: NjNodes;
+  readonly Parser: NjParserClass;
+  readonly lexer: NjLexer;
+  readonly transformer: { transform(ast: NjNode, asyncFilters: readonly string[], name: string): NjNode };
+  readonly Compiler: NjCompilerClass;
+}
+
+let loaded: Nunjucks | undefined;
+
+/**
+ * nunjucks, loaded on first use: a compile whose models all come from the
+ * compile cache (or render on the ref-only fast path) never loads its 24
+ * modules.
+ */
+export function nunjucksInternals(): Nunjucks {
+  loaded ??= {
+    lib: require('nunjucks') as typeof import('nunjucks'),
+    nodes: require('nunjucks/src/nodes.js') as NjNodes,
+    Parser: (require('nunjucks/src/parser.js') as { Parser: NjParserClass }).Parser,
+    lexer: require('nunjucks/src/lexer.js') as NjLexer,
+    transformer: require('nunjucks/src/transformer.js') as Nunjucks['transformer'],
+    Compiler: (require('nunjucks/src/compiler.js') as { Compiler: NjCompilerClass }).Compiler,
+  };
+  return loaded;
+}

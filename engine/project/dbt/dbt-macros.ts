@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parseYaml } from '../../yaml-lib.js';
 import { EngineError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { silentLogger } from './silent-logger.js';
@@ -30,7 +30,7 @@ function packageNames(root: string): string[] {
   for (const f of ['packages.yml', 'dependencies.yml']) {
     const p = join(root, f);
     if (!existsSync(p)) continue;
-    const doc = parse(readFileSync(p, 'utf8')) as { packages?: Record<string, unknown>[] } | null;
+    const doc = parseYaml(readFileSync(p, 'utf8')) as { packages?: Record<string, unknown>[] } | null;
     return (doc?.packages ?? []).map((e) => String(e.package ?? e.git ?? e.local ?? e.tarball ?? ''));
   }
   return [];

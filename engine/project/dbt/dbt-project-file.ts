@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parseYaml } from '../../yaml-lib.js';
 import { EngineError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { yamlErrorDetail } from '../yaml-error.js';
@@ -58,7 +58,7 @@ const hooks = (v: unknown): string[] => (v === undefined || v === null ? [] : Ar
 export function loadDbtProjectFile(root: string, logger: Logger): DbtProjectFile {
   let doc: unknown;
   try {
-    doc = parse(readFileSync(join(root, DBT_PROJECT_FILE), 'utf8')) ?? {};
+    doc = parseYaml(readFileSync(join(root, DBT_PROJECT_FILE), 'utf8')) ?? {};
   } catch (err) {
     throw new EngineError('load', `could not parse ${DBT_PROJECT_FILE}: ${yamlErrorDetail(err)}`);
   }

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { parseYaml } from '../../yaml-lib.js';
 import type { Connection } from '../../connections/index.js';
 import { EngineError } from '../../errors.js';
 import { lookupVar } from '../../home-env.js';
@@ -67,7 +67,7 @@ export function resolveProfile(root: string, profileName: string, opts: ProfileO
   const file = profilesFile(root, opts);
   let doc: unknown;
   try {
-    doc = parse(renderProfiles(file, readFileSync(file, 'utf8'), opts.stepEnv));
+    doc = parseYaml(renderProfiles(file, readFileSync(file, 'utf8'), opts.stepEnv));
   } catch (err) {
     if (err instanceof EngineError) throw err;
     throw new EngineError('target', `could not parse ${file}: ${yamlErrorDetail(err)}`);

@@ -5,7 +5,7 @@
  * dbt-tests.ts and sources resolve in load-dbt.ts.
  */
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { parseYaml } from '../../yaml-lib.js';
 import { EngineError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { yamlErrorDetail } from '../yaml-error.js';
@@ -100,7 +100,7 @@ export function emptyProperties(): Properties {
 export function readProperties(into: Properties, abs: string, file: string, logger: Logger): void {
   let doc: unknown;
   try {
-    doc = parse(readFileSync(abs, 'utf8'));
+    doc = parseYaml(readFileSync(abs, 'utf8'));
   } catch (err) {
     throw new EngineError('load', `could not parse ${file}: ${yamlErrorDetail(err)}`);
   }

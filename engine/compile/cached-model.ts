@@ -1,0 +1,191 @@
+/**
+ * A model through the compile cache (compile-cache.ts): taken as it is from
+ * this process's last compile (the same loaded object, compile-memo.ts), or
+ * from the cache's entry for its file when the file is unchanged since the
+ * cache's last compile of this variant, or from the entry for the hash of its
+ * inputs — each only while every lookup the render made still answers the
+ * same — else rendered and recorded.
+ */
+import { lookupVar } from '../home-env.js';
+import type { Level } from '../log.js';
+import type { ModelSource, Project } from '../project/load.js';
+import type { CacheSession } from './cache-session.js';
+import { compilerCodeStamp, entryKey, hashText, nodeSignature, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
+import type { CompiledModel, CompileOptions } from './compile.js';
+import type { CompileMemo } from './compile-memo.js';
+import type { IndexedNode, NodeLookup } from './node-index.js';
+import type { RenderEnv } from './render-model.js';
+
+export interface ModelCache {
+  readonly session: CacheSession;
+  /** This process's compiled objects (memory caches only). */
+  readonly memo: CompileMemo | undefined;
+  /** Target and project-wide inputs, code stamp: part of every entry's key. */
+  readonly globalKey: string;
+  /** The global key and everything a model's loaded form depends on besides its file (LastCompile.variant). */
+  readonly variant: string;
+  /** Hash of every node's identity (LastCompile.index). */
+  readonly index: string;
+  /** The cache's last compile, when it was of this variant. */
+  readonly last: LastCompile | undefined;
+  /** The last compile's nodes were these: an entry's node lookups need no check. */
+  readonly sameIndex: boolean;
+  /** Macro prefix text → its hash. */
+  readonly prefixHashes: Map<string, string>;
+  /** This compile, for the next one (LastCompile). */
+  readonly entries: Map<string, string>;
+  readonly prefixes: Map<string, string>;
+  /** Names of the models rendered (not taken from the cache), in project order. */
+  readonly rendered: string[];
+  readonly renderer: CompileOptions['renderer'];
+}
+
+/** The cache's view of one compile; `index`: the hash of the node index (node-index-memo.ts). */
+export function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions, project: Project, index: string): ModelCache {
+  const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
+  const variant = hashText(`${globalKey}\u0000${project.loadKey ?? ''}`);
+  const last = session.lastCompile(variant);
+  return { session, memo: session.memo, globalKey, variant, index, last, sameIndex: last?.index === index, prefixHashes: new Map(), entries: new Map(), prefixes: new Map(), rendered: [], renderer: opts.renderer };
+}
+
+const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
+
+/** Whether every lookup the entry's render made still gets the same answer; `nodes`: check node lookups too, not only env vars. */
+function stillValid(env: RenderEnv, e: CacheEntry, nodes = true): boolean {
+  if (!nodes && !e.readsEnv) return true;
+  for (const [kind, query, answer] of e.lookups) {
+    if (kind !== 'e' && !nodes) continue;
+    const now = kind === 'r' ? signatureOf(env.index.resolve(query)) : kind === 'f' ? signatureOf(env.index.fullNameMatch(query)) : (lookupVar(query, env.stepEnv) ?? null);
+    if (now !== answer) return false;
+  }
+  return true;
+}
+
+function fromEntry(m: ModelSource, hit: CacheEntry, prefix: string): CompiledModel {
+  return { kind: 'model', name: m.name, source: m, config: hit.config ?? m.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template ?? m.body, templatePrefix: prefix };
+}
+
+const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
+
+/** A model from the cache when its inputs and lookups are unchanged, else rendered (and recorded for the next compile). */
+export function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): CompiledModel {
+  const dir = dirOf(m.rel);
+  const prefix = env.macros.prefixFor(dir);
+  let prefixHash = cache.prefixHashes.get(prefix);
+  if (prefixHash === undefined) {
+    prefixHash = hashText(prefix);
+    cache.prefixHashes.set(prefix, prefixHash);
+  }
+  cache.prefixes.set(dir, prefixHash);
+  // This process compiled this very object before (the daemon): the same compiled object.
+  const mine = cache.memo?.compiled.get(m);
+  if (mine !== undefined && mine.variant === cache.variant && mine.prefixHash === prefixHash && stillValid(env, mine.entry, mine.index !== cache.index)) {
+    keep(env, m, cache, mine.key, mine.entry);
+    if (mine.index !== cache.index) cache.memo!.compiled.set(m, { ...mine, index: cache.index });
+    return mine.model;
+  }
+  const last = cache.last;
+  // A file unchanged since the cache's last compile of this variant: that compile's entry, without hashing the inputs.
+  if (last !== undefined && cache.session.isUnchanged(m.abs) && last.prefixes.get(dir) === prefixHash) {
+    const key = last.entries.get(m.abs);
+    const hit = key === undefined ? undefined : cache.session.model(key);
+    if (hit !== undefined && stillValid(env, hit, !cache.sameIndex)) return reuse(env, m, cache, key!, hit, prefix, prefixHash);
+  }
+  const key = entryKey(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
+  const hit = cache.session.model(key);
+  if (hit !== undefined && stillValid(env, hit)) return reuse(env, m, cache, key, hit, prefix, prefixHash);
+  cache.rendered.push(m.name);
+  const lookups: Lookup[] = [];
+  const logs: [Level, string][] = [];
+  let cacheable = true;
+  const index: NodeLookup = {
+    get all() {
+      cacheable = false; // only error paths list every node
+      return env.index.all;
+    },
+    resolve(text) {
+      const n = env.index.resolve(text);
+      lookups.push(['r', text, signatureOf(n)]);
+      return n;
+    },
+    fullNameMatch(text) {
+      const n = env.index.fullNameMatch(text);
+      lookups.push(['f', text, signatureOf(n)]);
+      return n;
+    },
+  };
+  const recording: RenderEnv = {
+    ...env,
+    index,
+    logger: {
+      log(level, message) {
+        logs.push([level, message]);
+        env.logger.log(level, message);
+      },
+      enabled: (level) => env.logger.enabled(level),
+    },
+    envVar(name) {
+      const v = lookupVar(name, env.stepEnv);
+      lookups.push(['e', name, v ?? null]);
+      return v;
+    },
+  };
+  const c = cache.renderer().compileModel(recording, m);
+  if (cacheable) {
+    const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
+    const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), readsEnv: lookups.some((l) => l[0] === 'e'), logs };
+    cache.session.keepModel(key, entry, true);
+    cache.entries.set(m.abs, key);
+    cache.memo?.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry, model: c });
+  }
+  return c;
+}
+
+/** An entry's warnings logged again, and the entry kept for the next compile. */
+function keep(env: RenderEnv, m: ModelSource, cache: ModelCache, key: string, hit: CacheEntry): void {
+  for (const [level, message] of hit.logs) env.logger.log(level, message);
+  cache.session.keepModel(key, hit, false);
+  cache.entries.set(m.abs, key);
+}
+
+function reuse(env: RenderEnv, m: ModelSource, cache: ModelCache, key: string, hit: CacheEntry, prefix: string, prefixHash: string): CompiledModel {
+  keep(env, m, cache, key, hit);
+  const model = fromEntry(m, hit, prefix);
+  cache.memo?.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry: hit, model });
+  return model;
+}
+
+/**
+ * The last compile's DAG order when this compile has the same nodes and every
+ * model the same entry (so the same dependencies and enabled flags): the
+ * order is a function of those alone.
+ */
+export function lastOrder(cache: ModelCache, project: Project): readonly string[] | undefined {
+  const last = cache.last;
+  if (last?.order === undefined || !cache.sameIndex || cache.entries.size !== project.models.length || last.entries.size !== cache.entries.size) return undefined;
+  for (const [abs, key] of cache.entries) if (last.entries.get(abs) !== key) return undefined;
+  return last.order;
+}
+
+/** Ends the cache's part of a compile that produced `order`. */
+export function recordCompile(cache: ModelCache, order: readonly string[]): void {
+  // The same order from the last compile means the same variant, nodes and entries; with the same macros it is the same compile.
+  const same = cache.last !== undefined && order === cache.last.order && sameMap(cache.prefixes, cache.last.prefixes);
+  cache.session.recordCompile(same ? cache.last! : { variant: cache.variant, entries: cache.entries, prefixes: cache.prefixes, index: cache.index, order });
+}
+
+function sameMap(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+function dedupe(lookups: readonly Lookup[]): Lookup[] {
+  const seen = new Set<string>();
+  return lookups.filter((l) => {
+    const k = `${l[0]}\u0000${l[1]}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

@@ -1,0 +1,25 @@
+/**
+ * What compiling needs only to render a model: the templating engine and the
+ * model pipeline (engine/compile/model-renderer.ts) — about 30 modules
+ * (templating, SQL scanning) that a compile taking every model from the
+ * compile cache never loads. compileProject asks for it the first time a
+ * model must be rendered; the caller decides how it is loaded (a static
+ * import, or `lazyModule` on the command line).
+ */
+import type { ModelSource } from '../project/load.js';
+import type { TemplateEngine } from '../template/template-engine.js';
+import type { CompiledModel } from './compile.js';
+import type { RenderEnv } from './render-model.js';
+
+export interface Renderer {
+  compileModel(env: RenderEnv, m: ModelSource): CompiledModel;
+  createEngine(): TemplateEngine;
+}
+
+/** An engine that asks `renderer()` for the real one on its first render. */
+export function lazyEngine(renderer: () => Renderer): TemplateEngine {
+  let engine: TemplateEngine | undefined;
+  return {
+    render: (...args) => (engine ??= renderer().createEngine()).render(...args),
+  };
+}
