@@ -17,6 +17,7 @@
  */
 import { openStateStore } from '../../engine/state/open-state-store.js';
 import type { ExecutionStatus, NewExecution } from '../../engine/state/store.js';
+import { prng } from './random-dag.js';
 
 export const SEED_START = Date.parse('2025-01-01T00:00:00Z');
 
@@ -65,18 +66,6 @@ export async function seedExecutions(stateFile: string, projectId: string, count
   }
 }
 
-/** A small deterministic generator (mulberry32) seeded with i: request i is the same in every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const LIMITS = [10, 25, 50, 100];
 const STATUSES = ['success', 'error', 'warning'];
 const SPANS_MS = [10 * 60_000, 3_600_000, 6 * 3_600_000, 2 * 86_400_000];
@@ -87,7 +76,7 @@ const SPANS_MS = [10 * 60_000, 3_600_000, 6 * 3_600_000, 2 * 86_400_000];
  * every i below 10⁸ (7919 is prime to 10⁸), spread over the stored range.
  */
 export function variedListPath(i: number, jobIds: readonly string[], count: number): string {
-  const r = random(i + 1);
+  const r = prng(i + 1); // request i is the same in every run
   const limit = LIMITS[Math.floor(r() * LIMITS.length)]!;
   const order = r() < 0.5 ? 'asc' : 'desc';
   const statusKind = r();

@@ -23,6 +23,7 @@ import { projectPaths } from '../../engine/daemon-projects/project-paths.js';
 import { load, type LoadResult, type Server } from '../lib/http-load.js';
 import { int, ms, type Row } from '../lib/report.js';
 import type { SuiteContext } from '../lib/suite-context.js';
+import { sourceTableSql } from './replication.js';
 
 export const HEALTH_RATIO_TARGET = 2;
 const CLIENTS = 10;
@@ -40,17 +41,7 @@ export async function createReplicationSource(ctx: SuiteContext, dataDir: string
   const c = new pg.Client({ connectionString: ctx.db.url });
   await c.connect();
   try {
-    await c.query(`create schema ${SCHEMA};
-      create table ${SCHEMA}.src (id bigint primary key, i integer, n numeric(18,4), t text, b boolean, d date,
-        ts timestamp, tstz timestamptz, j jsonb, f double precision);
-      insert into ${SCHEMA}.src
-      select g, g % 1000, case when g % 7 = 0 then null else g * 1.2345 end,
-        case when g % 5 = 0 then null when g % 11 = 0 then '' else 'name "' || g || '", x' end,
-        g % 2 = 0, date '2020-01-01' + (g % 3000), timestamp '2020-01-01' + g * interval '1.5 second',
-        case when g % 13 = 0 then null else timestamptz '2020-01-01 00:00:00+00' + g * interval '1.000001 second' end,
-        case when g % 17 = 0 then null else jsonb_build_object('k', g, 's', 'v' || g) end, g * 0.5
-      from generate_series(1, ${rows}) g;
-      analyze ${SCHEMA}.src;`);
+    await c.query(`create schema ${SCHEMA};${sourceTableSql(SCHEMA, rows)}`);
   } finally {
     await c.end();
   }

@@ -42,19 +42,25 @@ import type { SuiteContext } from '../lib/suite-context.js';
 export const PG_TO_DUCKDB_TARGET = 0.8;
 const SCHEMA = 'bench_repl';
 
-const TABLE_SQL = (rows: number) => `
-create table ${SCHEMA}.src (id bigint primary key, i integer, n numeric(18,4), t text, b boolean, d date,
+/**
+ * `schema`.src: `rows` rows of the ten columns above (NULLs, empty strings and quotes
+ * included); the API suite replicates the same table while it times /health.
+ */
+export const sourceTableSql = (schema: string, rows: number): string => `
+create table ${schema}.src (id bigint primary key, i integer, n numeric(18,4), t text, b boolean, d date,
   ts timestamp, tstz timestamptz, j jsonb, f double precision);
-insert into ${SCHEMA}.src
+insert into ${schema}.src
 select g, g % 1000, case when g % 7 = 0 then null else g * 1.2345 end,
   case when g % 5 = 0 then null when g % 11 = 0 then '' else 'name "' || g || '", x' end,
   g % 2 = 0, date '2020-01-01' + (g % 3000), timestamp '2020-01-01' + g * interval '1.5 second',
   case when g % 13 = 0 then null else timestamptz '2020-01-01 00:00:00+00' + g * interval '1.000001 second' end,
   case when g % 17 = 0 then null else jsonb_build_object('k', g, 's', 'v' || g) end, g * 0.5
 from generate_series(1, ${rows}) g;
+analyze ${schema}.src;`;
+
+const TABLE_SQL = (rows: number) => `${sourceTableSql(SCHEMA, rows)}
 create table ${SCHEMA}.dst (like ${SCHEMA}.src);
-create table ${SCHEMA}.tiny as select * from ${SCHEMA}.src limit 1;
-analyze ${SCHEMA}.src;`;
+create table ${SCHEMA}.tiny as select * from ${SCHEMA}.src limit 1;`;
 
 interface Timed {
   readonly ms: number;
