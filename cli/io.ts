@@ -10,39 +10,10 @@ export interface Io {
   readonly err: (text: string) => void;
 }
 
-/**
- * The process's stdout and stderr, written once per event-loop turn: the
- * texts of one turn are joined per stream, in the order they were written
- * (a run of stdout texts, then a run of stderr texts, …), so a reader of
- * both streams sees the same interleaving as with a write per text.
- * Writes to pipes and files are synchronous system calls on Linux, and
- * `build run` prints two lines per node: a 1,000-model run spent ≈0.27 s of
- * its main thread's CPU in those writes (profiled, output to a pipe), where
- * a write per turn costs a few ms. Queued text is written at `setImmediate`
- * and on process exit (an uncaught exception included).
- */
-function turnWriter(): Io {
-  let queued: { readonly err: boolean; readonly text: string }[] = [];
-  const flush = () => {
-    const batch = queued;
-    queued = [];
-    let i = 0;
-    while (i < batch.length) {
-      const err = batch[i]!.err;
-      let text = '';
-      for (; i < batch.length && batch[i]!.err === err; i++) text += batch[i]!.text;
-      (err ? process.stderr : process.stdout).write(text);
-    }
-  };
-  process.on('exit', flush);
-  const write = (err: boolean, text: string) => {
-    if (queued.length === 0) setImmediate(flush);
-    queued.push({ err, text });
-  };
-  return { out: (t) => write(false, t), err: (t) => write(true, t) };
-}
-
-export const processIo: Io = turnWriter();
+export const processIo: Io = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+};
 
 /** `error: <message>` and the hint naming the help of `topic` (`build run`, `jobs`, or '' for the program); exit 2. */
 export function printUsageError(message: string, topic: string, io: Io): number {
