@@ -80,37 +80,30 @@ export function shapeDeps(shape: Shape, n: number, width = 32): number[][] {
   }
 }
 
-/** A shape project where each model spends `sleepSeconds` in `pg_sleep` (PostgreSQL only). */
-export function generateShapeProject(dir: string, shape: Shape, n: number, sleepSeconds: number, target: string, width?: number): RunProject {
-  const deps = shapeDeps(shape, n, width);
-  const names = deps.map((_, i) => `${shape}_${String(i).padStart(3, '0')}`);
+/**
+ * How a sleeping model names its parents: `join` reads them in its FROM
+ * clause (the database joins them), `depends_on` names them on
+ * `-- depends_on: {{ ref(…) }}` lines (the same edges, no join).
+ */
+export type ParentRefs = 'join' | 'depends_on';
+
+/** A project of the DAG `deps` where each model spends `sleepSeconds` in `pg_sleep` (PostgreSQL only); models are `<prefix>_000`…. */
+export function generateSleepProject(dir: string, prefix: string, deps: readonly (readonly number[])[], sleepSeconds: number, target: string, parents: ParentRefs = 'join'): RunProject {
+  const names = deps.map((_, i) => `${prefix}_${String(i).padStart(3, '0')}`);
+  const sleep = `pg_sleep(${sleepSeconds}) s`;
   const files = names.map((name, i) => ({
     folder: 'dag',
     name,
-    sql: `select 1 as id\nfrom ${[`pg_sleep(${sleepSeconds}) s`, ...refList(names, deps[i]!)].join(', ')}\n`,
+    sql:
+      parents === 'join'
+        ? `select 1 as id\nfrom ${[sleep, ...refList(names, deps[i]!)].join(', ')}\n`
+        : `${deps[i]!.map((p) => `-- depends_on: {{ ref('${names[p]}') }}\n`).join('')}select 1 as id from ${sleep}\n`,
   }));
   writeProject(dir, target, files);
   return { dir, schemas: ['dag'], names, deps };
 }
 
-/**
- * Makespan, in task durations, of a zero-overhead scheduler with `threads`
- * slots, a FIFO ready queue in DAG order and equal task durations (tasks
- * started together finish together, so the schedule advances in rounds).
- * For wide and deep this equals max(critical path, ⌈work / threads⌉); for
- * stacked diamonds each stage costs ⌈width / threads⌉ + 1 rounds.
- */
-export function idealRounds(deps: readonly (readonly number[])[], threads: number): number {
-  const waiting = deps.map((d) => d.length);
-  const children: number[][] = deps.map(() => []);
-  deps.forEach((d, i) => d.forEach((p) => children[p]!.push(i)));
-  let ready = deps.map((_, i) => i).filter((i) => waiting[i] === 0);
-  let rounds = 0;
-  while (ready.length > 0) {
-    const batch = ready.slice(0, threads);
-    ready = ready.slice(threads);
-    rounds++;
-    for (const i of batch) for (const c of children[i]!) if (--waiting[c]! === 0) ready.push(c);
-  }
-  return rounds;
+/** A shape project where each model spends `sleepSeconds` in `pg_sleep` (PostgreSQL only). */
+export function generateShapeProject(dir: string, shape: Shape, n: number, sleepSeconds: number, target: string, width?: number): RunProject {
+  return generateSleepProject(dir, shape, shapeDeps(shape, n, width), sleepSeconds, target);
 }

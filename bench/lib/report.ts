@@ -52,6 +52,11 @@ export function markdownTable(rows: readonly Row[]): string {
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
 }
 
+/** The middle value (the upper one of the two middles for an even count). */
+export function median(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
 /** Smallest value of `runs` by `key`: benchmarks report the best of N repetitions. */
 export function best<T>(runs: readonly T[], key: (r: T) => number): T {
   return runs.reduce((a, b) => (key(b) < key(a) ? b : a));

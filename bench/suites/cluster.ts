@@ -24,7 +24,7 @@ import { daemonFixture, startDaemonChild } from '../../test/helpers/daemon-child
 import { TestCluster } from '../../test/helpers/cluster.js';
 import { createTempDatabase } from '../../test/helpers/pg.js';
 import pg from 'pg';
-import { ms, rate, type Row } from '../lib/report.js';
+import { median, ms, rate, type Row } from '../lib/report.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
 const JOBS = 10;
@@ -100,7 +100,6 @@ interface Latencies {
   readonly cancelRemote: number[];
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function latencies(rounds: number): Promise<Latencies> {
   const c = await TestCluster.create({ nodes: 3, leaseSeconds: LEASE_SECONDS });

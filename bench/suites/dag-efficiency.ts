@@ -17,11 +17,11 @@
  * without, same build), database work no scheduler can save; the edges
  * are the same either way.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dagShape, type ShapeOptions } from '../../engine/bench/dag-shape.js';
 import { idealMakespan } from '../../engine/bench/ideal-schedule.js';
-import { ms, type Row } from '../lib/report.js';
+import { generateSleepProject } from '../generate-run-projects.js';
+import { median, ms, type Row } from '../lib/report.js';
 import { runCli, runPhases } from '../lib/spawn-timed.js';
 import { mapRecording, recordRun, replayPostgres } from '../lib/sql-replay.js';
 import type { SuiteContext } from '../lib/suite-context.js';
@@ -36,17 +36,6 @@ const SHAPES: readonly { readonly name: string; readonly label: string; readonly
   { name: 'diamond', label: 'diamond 1+62+1', opts: { shape: 'diamond', nodes: NODES } },
 ];
 
-function writeShapeProject(dir: string, name: string, deps: readonly (readonly number[])[], sleepSeconds: number): void {
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(join(dir, 'dag'), { recursive: true });
-  writeFileSync(join(dir, 'service_build.yml'), 'target: BENCH_PG\n');
-  const names = deps.map((_, i) => `${name}_${String(i).padStart(3, '0')}`);
-  deps.forEach((parents, i) => {
-    const lines = parents.map((p) => `-- depends_on: {{ ref('${names[p]}') }}`);
-    writeFileSync(join(dir, 'dag', `${names[i]}.sql`), `${lines.join('\n')}\nselect 1 as id from pg_sleep(${sleepSeconds}) s\n`);
-  });
-}
-
 export async function dagEfficiency(ctx: SuiteContext): Promise<Row[]> {
   const env = { ...ctx.cliEnv, BENCH_PG: ctx.db.url };
   const passes = ctx.quick ? 1 : 3;
@@ -55,8 +44,8 @@ export async function dagEfficiency(ctx: SuiteContext): Promise<Row[]> {
     const deps = dagShape(shape.opts);
     const dir = join(ctx.work, `eff-${shape.name}`);
     const twin = join(ctx.work, `eff-${shape.name}-rec`);
-    writeShapeProject(dir, shape.name, deps, SLEEP_MS / 1000);
-    writeShapeProject(twin, shape.name, deps, 0);
+    generateSleepProject(dir, shape.name, deps, SLEEP_MS / 1000, 'BENCH_PG', 'depends_on');
+    generateSleepProject(twin, shape.name, deps, 0, 'BENCH_PG', 'depends_on');
     const ideal = idealMakespan(deps, deps.map(() => SLEEP_MS), THREADS);
     await ctx.db.resetSchemas(['dag']);
     const rec = mapRecording(await recordRun(twin, 'BENCH_PG', { BENCH_PG: ctx.db.url }), (sql) => sql.replaceAll('pg_sleep(0)', `pg_sleep(${SLEEP_MS / 1000})`));
@@ -72,7 +61,6 @@ export async function dagEfficiency(ctx: SuiteContext): Promise<Row[]> {
     }
     await ctx.db.resetSchemas(['dag']);
     // Medians: one pass is under a second, where a single scheduling hiccup of the machine shows.
-    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
     const executeMs = median(executes);
     const replayMs = median(replays);
     const efficiency = ideal / executeMs;

@@ -16,7 +16,8 @@
  * recording is quick) and replayed with the literal put back to 0.02.
  */
 import { join } from 'node:path';
-import { generateShapeProject, idealRounds, type Shape } from '../generate-run-projects.js';
+import { idealMakespan } from '../../engine/bench/ideal-schedule.js';
+import { generateShapeProject, type Shape } from '../generate-run-projects.js';
 import { criticalPathLength } from '../lib/random-dag.js';
 import { int, mb, ms, signed, type Row } from '../lib/report.js';
 import { runCli, runPhases, TimeoutError } from '../lib/spawn-timed.js';
@@ -55,7 +56,7 @@ export async function dagThroughput(ctx: SuiteContext): Promise<Row[]> {
       const replayMs = shape === 'deep' && chainReplay !== undefined ? chainReplay : await replayPostgres(rec, threads);
       if (shape === 'deep') chainReplay = replayMs;
       await ctx.db.resetSchemas(project.schemas);
-      const ideal = idealRounds(project.deps, threads) * SLEEP_SECONDS * 1000;
+      const ideal = idealMakespan(project.deps, project.deps.map(() => SLEEP_SECONDS * 1000), threads);
       const base = { shape, models, threads, sleepMs: SLEEP_SECONDS * 1000, idealMs: ideal, replayMs, criticalPathMs: critical, workMs: models * SLEEP_SECONDS * 1000 };
       const label = `3. ${describe(shape, models, width)}, threads ${threads}`;
       const baseline = `ideal ${ms(ideal)} · replay ${ms(replayMs)}`;
