@@ -60,12 +60,17 @@ export interface CacheEntry {
   readonly logs: readonly (readonly [Level, string])[];
 }
 
-/** A node's identity as far as a render that found it can tell: its name, kind and every name form. */
+/** A node's identity as far as a render that found it can tell: its name, kind and every name form (not kept; see nodeSignature). */
+export function signatureText(n: IndexedNode): string {
+  const m = n.naming;
+  return `${n.name}\u0001${n.kind}\u0001${m.database ?? ''}\u0001${m.schema}\u0001${m.name}\u0001${m.prodName}\u0001${m.fullName}`;
+}
+
+/** signatureText, made once per node. */
 export function nodeSignature(n: IndexedNode): string {
   let sig = signatures.get(n);
   if (sig === undefined) {
-    const m = n.naming;
-    sig = `${n.name}\u0001${n.kind}\u0001${m.database ?? ''}\u0001${m.schema}\u0001${m.name}\u0001${m.prodName}\u0001${m.fullName}`;
+    sig = signatureText(n);
     signatures.set(n, sig);
   }
   return sig;
