@@ -231,8 +231,8 @@ export class CacheSession implements LoadCache {
     }
     const store: Store = { models, sources, configs: this.usedConfigs, last, ...(walk ? { walk } : {}), fileStamp: this.opened.fileStamp };
     keepStore(loc, store);
-    if (loc.dir === undefined) return undefined;
-    return () => saveStore(loc, store, logger);
+    const dir = loc.dir;
+    return dir === undefined ? undefined : () => saveStore(loc.root, dir, store, logger);
   }
 }
 

@@ -40,7 +40,7 @@ export interface ModelCache {
   readonly renderer: CompileOptions['renderer'];
 }
 
-/** The cache's view of one compile; `index`: the hash of the node index (node-index-memo.ts). */
+/** The cache's view of one compile; `index`: the hash of the node index (compile.ts nodeIndex). */
 export function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions, project: Project, index: string): ModelCache {
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
   const variant = hashText(`${globalKey}\u0000${project.loadKey ?? ''}`);
