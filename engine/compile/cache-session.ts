@@ -156,7 +156,7 @@ export class CacheSession implements LoadCache {
       return prev.source;
     }
     const logs: LogLine[] = [];
-    const source = load(recording(logger, logs));
+    const source = load(recordingLogger(logger, logs));
     memo.models.set(f.abs, { loadKey, stamp: this.stamps.get(f.abs), source, logs });
     return source;
   }
@@ -171,7 +171,7 @@ export class CacheSession implements LoadCache {
       return prev.source;
     }
     const logs: LogLine[] = [];
-    const source = load(recording(logger, logs));
+    const source = load(recordingLogger(logger, logs));
     memo.seeds.set(f.abs, { loadKey, source, logs });
     return source;
   }
@@ -236,8 +236,8 @@ export class CacheSession implements LoadCache {
   }
 }
 
-/** A logger that also keeps what it logs in `lines`. */
-function recording(logger: Logger, lines: LogLine[]): Logger {
+/** A logger that also keeps what it logs in `lines` (an entry's or a load's warnings, logged again when it is reused). */
+export function recordingLogger(logger: Logger, lines: LogLine[]): Logger {
   return {
     log(level, message) {
       lines.push([level, message]);

@@ -9,7 +9,7 @@
 import { lookupVar } from '../home-env.js';
 import type { Level } from '../log.js';
 import type { ModelSource, Project } from '../project/load.js';
-import type { CacheSession } from './cache-session.js';
+import { recordingLogger, type CacheSession } from './cache-session.js';
 import { compilerCodeStamp, entryKey, hashText, nodeSignature, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
 import type { CompiledModel, CompileOptions } from './compile.js';
 import type { CompileMemo } from './compile-memo.js';
@@ -117,13 +117,7 @@ export function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): 
   const recording: RenderEnv = {
     ...env,
     index,
-    logger: {
-      log(level, message) {
-        logs.push([level, message]);
-        env.logger.log(level, message);
-      },
-      enabled: (level) => env.logger.enabled(level),
-    },
+    logger: recordingLogger(env.logger, logs),
     envVar(name) {
       const v = lookupVar(name, env.stepEnv);
       lookups.push(['e', name, v ?? null]);
