@@ -77,12 +77,12 @@ export class CacheSession implements LoadCache {
    */
   readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter {
     const hit = this.opened.sources.get(abs);
-    if (hit !== undefined && hasStamp(abs, this.now, hit[0])) {
+    const stamp = statStamp(abs, this.now, hit?.[0]);
+    if (hit !== undefined && stamp === hit[0]) {
       this.usedSources.set(abs, hit);
       this.unchanged.add(abs);
       return { config: hit[1], body: hit[2] };
     }
-    const stamp = statStamp(abs, this.now);
     const parsed = parse(readFileSync(abs, 'utf8'));
     this.stamps.set(abs, stamp);
     if (stamp !== undefined) {

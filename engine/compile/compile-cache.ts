@@ -174,17 +174,19 @@ function fileStampOf(file: string): string | undefined {
  * A file's stat stamp, like git's index: modification and change times,
  * size and inode. A file modified within the last two seconds gets none
  * (its next write could keep the same times): it is read every time until
- * it has been quiet for a while.
+ * it has been quiet for a while. With `known`, the file's stamp when equal
+ * to it is `known` itself: one stat both checks a stamp and makes the new one.
  */
-export function statStamp(abs: string, now: number): Stamp | undefined {
+export function statStamp(abs: string, now: number, known?: Stamp): Stamp | undefined {
   const st = trustedStat(abs, now);
-  return st === undefined ? undefined : [st.mtimeMs, st.ctimeMs, st.size, st.ino];
+  if (st === undefined) return undefined;
+  if (known !== undefined && st.mtimeMs === known[0] && st.ctimeMs === known[1] && st.size === known[2] && st.ino === known[3]) return known;
+  return [st.mtimeMs, st.ctimeMs, st.size, st.ino];
 }
 
 /** Whether the file at `abs` has the stat stamp `stamp` (and is old enough to be trusted by it). */
 export function hasStamp(abs: string, now: number, stamp: Stamp): boolean {
-  const st = trustedStat(abs, now);
-  return st !== undefined && st.mtimeMs === stamp[0] && st.ctimeMs === stamp[1] && st.size === stamp[2] && st.ino === stamp[3];
+  return statStamp(abs, now, stamp) === stamp;
 }
 
 function trustedStat(abs: string, now: number): { mtimeMs: number; ctimeMs: number; size: number; ino: number } | undefined {
