@@ -68,6 +68,14 @@ async function seen(j: ChangeJournal, mark: number, rel: string): Promise<void> 
   assert.fail(`the journal never reported ${rel}`);
 }
 
+/** Makes `change`, waits until the journal reports `rel`, and prepares again with the journal. */
+async function afterChange(dir: string, j: ChangeJournal, rel: string, change: () => void): Promise<Compiled> {
+  const mark = j.mark();
+  change();
+  await seen(j, mark, rel);
+  return prepare(dir, { changes: j });
+}
+
 test('without a journal, a file edited between two prepares is seen — also one of the same size written a moment ago', () => {
   clearCompileCacheMemory();
   const dir = duckProject(FILES, 'target: DUCK\nvars: {limit_n: 5}\n');
@@ -93,10 +101,7 @@ test('with a journal, only the files it reports are looked at: an edit is seen o
   prepare(dir, withJournal);
   assert.deepEqual(prepare(dir, withJournal).rendered, []);
 
-  let mark = j.mark();
-  writeFiles(dir, { 'marts/plain.sql': 'select 45 as answer\n' });
-  await seen(j, mark, 'marts/plain.sql');
-  let r = prepare(dir, withJournal);
+  let r = await afterChange(dir, j, 'marts/plain.sql', () => writeFiles(dir, { 'marts/plain.sql': 'select 45 as answer\n' }));
   assert.deepEqual(r.rendered, ['plain']);
   assert.deepEqual(shape(r.p), fromScratch(dir));
   assert.deepEqual(prepare(dir, withJournal).rendered, []);
@@ -109,10 +114,7 @@ test('with a journal, only the files it reports are looked at: an edit is seen o
   assert.deepEqual(shape(r.p), fromScratch(dir));
 
   // A model whose dependencies change: the DAG follows.
-  mark = j.mark();
-  writeFiles(dir, { 'marts/plain.sql': "select answer from {{ ref('revenue') }}\n" });
-  await seen(j, mark, 'marts/plain.sql');
-  r = prepare(dir, withJournal);
+  r = await afterChange(dir, j, 'marts/plain.sql', () => writeFiles(dir, { 'marts/plain.sql': "select answer from {{ ref('revenue') }}\n" }));
   assert.deepEqual(r.rendered, ['plain']);
   assert.deepEqual(shape(r.p), fromScratch(dir));
   const names = r.p.compiled.nodes.map((n) => n.name);
@@ -124,17 +126,11 @@ test('in memory, a changed macro re-renders every model that uses it, and only t
   const dir = duckProject(FILES, 'target: DUCK\nvars: {limit_n: 5}\n');
   const j = changeJournal(dir)!;
   prepare(dir, { changes: j });
-  let mark = j.mark();
-  writeFiles(dir, { 'marts/marts.macros.sql': '{% macro pick(c) %}coalesce({{ c }}, 0){% endmacro %}\n' });
-  await seen(j, mark, 'marts/marts.macros.sql');
-  let r = prepare(dir, { changes: j });
+  let r = await afterChange(dir, j, 'marts/marts.macros.sql', () => writeFiles(dir, { 'marts/marts.macros.sql': '{% macro pick(c) %}coalesce({{ c }}, 0){% endmacro %}\n' }));
   assert.deepEqual(r.rendered, ['plain', 'report', 'revenue']);
   assert.match(JSON.stringify(shape(r.p)), /coalesce\(o\.amount, 0\)/);
   assert.deepEqual(shape(r.p), fromScratch(dir));
-  mark = j.mark();
-  writeFiles(dir, { 'helpers.macros.sql': '{% macro double(col) %}({{ col }} * 3){% endmacro %}\n' });
-  await seen(j, mark, 'helpers.macros.sql');
-  r = prepare(dir, { changes: j });
+  r = await afterChange(dir, j, 'helpers.macros.sql', () => writeFiles(dir, { 'helpers.macros.sql': '{% macro double(col) %}({{ col }} * 3){% endmacro %}\n' }));
   assert.deepEqual(r.rendered, ['customers', 'orders', 'plain', 'report', 'revenue']);
   assert.deepEqual(shape(r.p), fromScratch(dir));
 });
@@ -146,36 +142,26 @@ test('in memory, adding, moving and removing models updates the DAG and re-rende
   prepare(dir, { changes: j });
 
   // `marts.late` now exists: report's bare reference resolves to it.
-  let mark = j.mark();
-  writeFiles(dir, { 'marts/late.sql': 'select 1 as id\n' });
-  await seen(j, mark, 'marts/late.sql');
-  let r = prepare(dir, { changes: j });
+  let r = await afterChange(dir, j, 'marts/late.sql', () => writeFiles(dir, { 'marts/late.sql': 'select 1 as id\n' }));
   assert.deepEqual(r.rendered, ['late', 'report']);
   assert.deepEqual(shape(r.p), fromScratch(dir));
   assert.ok(r.p.compiled.graph.deps.get('report')!.includes('late'));
 
   // A new folder with a model in it (the journal was not watching it: it looks at everything once).
-  mark = j.mark();
-  mkdirSync(join(dir, 'extra'));
-  writeFileSync(join(dir, 'extra/fresh.sql'), "select * from {{ ref('plain') }}\n");
-  await seen(j, mark, 'extra');
-  r = prepare(dir, { changes: j });
+  r = await afterChange(dir, j, 'extra', () => {
+    mkdirSync(join(dir, 'extra'));
+    writeFileSync(join(dir, 'extra/fresh.sql'), "select * from {{ ref('plain') }}\n");
+  });
   assert.deepEqual(shape(r.p), fromScratch(dir));
   assert.ok(r.p.compiled.nodes.some((n) => n.name === 'fresh'));
 
   // customers moves to another folder (schema): revenue (@customers) renders again.
-  mark = j.mark();
-  renameSync(join(dir, 'staging/customers.sql'), join(dir, 'marts/customers.sql'));
-  await seen(j, mark, 'marts/customers.sql');
-  r = prepare(dir, { changes: j });
+  r = await afterChange(dir, j, 'marts/customers.sql', () => renameSync(join(dir, 'staging/customers.sql'), join(dir, 'marts/customers.sql')));
   assert.deepEqual(r.rendered, ['customers', 'revenue']);
   assert.deepEqual(shape(r.p), fromScratch(dir));
 
   // Removing late: report renders again and loses the edge.
-  mark = j.mark();
-  rmSync(join(dir, 'marts/late.sql'));
-  await seen(j, mark, 'marts/late.sql');
-  r = prepare(dir, { changes: j });
+  r = await afterChange(dir, j, 'marts/late.sql', () => rmSync(join(dir, 'marts/late.sql')));
   assert.deepEqual(r.rendered, ['report']);
   assert.deepEqual(shape(r.p), fromScratch(dir));
   assert.ok(!r.p.compiled.graph.deps.get('report')!.includes('late'));

@@ -5,6 +5,7 @@
  * still from the arguments alone, before any file is read (usage errors,
  * exit 2).
  */
+import type { BuildRequest } from '../../engine/build-plan/prepare-build.js';
 import { parseYaml } from '../../engine/yaml-lib.js';
 import { EngineError } from '../../engine/errors.js';
 import { parseRangeFlag, type RangeSpec } from '../../engine/range-flag.js';
@@ -13,15 +14,10 @@ import { flagSet, flagValue, flagValues, type ParsedArgs } from '../parse-comman
 export type BuildCommand = 'run' | 'list' | 'test' | 'compile';
 export const BUILD_COMMANDS: readonly BuildCommand[] = ['run', 'list', 'test', 'compile'];
 
-export interface BuildArgs {
+/** The flags the build request (engine/build-plan/prepare-build.ts) takes as they are, plus the command line's own. */
+export interface BuildArgs extends Pick<BuildRequest, 'path' | 'target' | 'select' | 'exclude' | 'schema' | 'vars' | 'profilesDir'> {
   readonly command: BuildCommand;
-  readonly path: string;
-  readonly target?: string;
-  readonly select: readonly string[];
-  readonly exclude: readonly string[];
-  readonly schema?: string;
   readonly prod: boolean;
-  readonly vars?: Readonly<Record<string, unknown>>;
   readonly recursive: boolean;
   readonly json: boolean;
   readonly debug: boolean;
@@ -31,7 +27,6 @@ export interface BuildArgs {
   readonly noSeeds: boolean;
   readonly threads: number;
   readonly failFast: boolean;
-  readonly profilesDir?: string;
   readonly freshness?: boolean;
 }
 

@@ -124,7 +124,8 @@ type CompiledBuild = Omit<PreparedBuild, 'selected'>;
 function compileBuild(req: BuildRequest, logger: Logger, parts: BuildParts): CompiledBuild {
   // A dbt project (dbt_project.yml and no config of ours) loads through the dbt loader into the same nodes.
   const buildRoot = resolveBuildPath(req.path);
-  if (findConfigFiles(buildRoot).length === 0 && isDbtProject(buildRoot)) {
+  const hasConfig = findConfigFiles(buildRoot).length > 0;
+  if (!hasConfig && isDbtProject(buildRoot)) {
     try {
       return parts.dbt()({ ...req, root: buildRoot }, logger);
     } catch (err) {
@@ -132,8 +133,8 @@ function compileBuild(req: BuildRequest, logger: Logger, parts: BuildParts): Com
     }
   }
   // -R with a root config: the child projects' files join this DAG (merged `-R` mode).
-  const mergeChildren = req.recursive && findConfigFiles(resolveBuildPath(req.path)).length > 0 ? findChildProjects(resolveBuildPath(req.path)) : undefined;
-  const location = compileCacheLocation(resolveBuildPath(req.path), req.compileCache);
+  const mergeChildren = req.recursive && hasConfig ? findChildProjects(buildRoot) : undefined;
+  const location = compileCacheLocation(buildRoot, req.compileCache);
   const cache = location ? openCache(location, logger, req.changes?.root === location.root ? req.changes : undefined) : undefined;
   const project = loadProject(req.path, { ...req, logger, mergeChildren, ...(cache ? { cache } : {}) });
   if (project.config.dbtProject === null && isDbtProject(buildRoot)) {

@@ -77,12 +77,12 @@ export class CacheSession implements LoadCache {
    */
   readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter {
     const hit = this.opened.sources.get(abs);
-    if (hit !== undefined && hasStamp(abs, this.now, hit[0])) {
+    const stamp = statStamp(abs, this.now, hit?.[0]);
+    if (hit !== undefined && stamp === hit[0]) {
       this.usedSources.set(abs, hit);
       this.unchanged.add(abs);
       return { config: hit[1], body: hit[2] };
     }
-    const stamp = statStamp(abs, this.now);
     const parsed = parse(readFileSync(abs, 'utf8'));
     this.stamps.set(abs, stamp);
     if (stamp !== undefined) {
@@ -156,7 +156,7 @@ export class CacheSession implements LoadCache {
       return prev.source;
     }
     const logs: LogLine[] = [];
-    const source = load(recording(logger, logs));
+    const source = load(recordingLogger(logger, logs));
     memo.models.set(f.abs, { loadKey, stamp: this.stamps.get(f.abs), source, logs });
     return source;
   }
@@ -171,7 +171,7 @@ export class CacheSession implements LoadCache {
       return prev.source;
     }
     const logs: LogLine[] = [];
-    const source = load(recording(logger, logs));
+    const source = load(recordingLogger(logger, logs));
     memo.seeds.set(f.abs, { loadKey, source, logs });
     return source;
   }
@@ -231,13 +231,13 @@ export class CacheSession implements LoadCache {
     }
     const store: Store = { models, sources, configs: this.usedConfigs, last, ...(walk ? { walk } : {}), fileStamp: this.opened.fileStamp };
     keepStore(loc, store);
-    if (loc.dir === undefined) return undefined;
-    return () => saveStore(loc, store, logger);
+    const dir = loc.dir;
+    return dir === undefined ? undefined : () => saveStore(loc.root, dir, store, logger);
   }
 }
 
-/** A logger that also keeps what it logs in `lines`. */
-function recording(logger: Logger, lines: LogLine[]): Logger {
+/** A logger that also keeps what it logs in `lines` (an entry's or a load's warnings, logged again when it is reused). */
+export function recordingLogger(logger: Logger, lines: LogLine[]): Logger {
   return {
     log(level, message) {
       lines.push([level, message]);

@@ -9,7 +9,7 @@
 import { lookupVar } from '../home-env.js';
 import type { Level } from '../log.js';
 import type { ModelSource, Project } from '../project/load.js';
-import type { CacheSession } from './cache-session.js';
+import { recordingLogger, type CacheSession } from './cache-session.js';
 import { compilerCodeStamp, entryKey, hashText, nodeSignature, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
 import type { CompiledModel, CompileOptions } from './compile.js';
 import type { CompileMemo } from './compile-memo.js';
@@ -40,7 +40,7 @@ export interface ModelCache {
   readonly renderer: CompileOptions['renderer'];
 }
 
-/** The cache's view of one compile; `index`: the hash of the node index (node-index-memo.ts). */
+/** The cache's view of one compile; `index`: the hash of the node index (compile.ts nodeIndex). */
 export function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions, project: Project, index: string): ModelCache {
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
   const variant = hashText(`${globalKey}\u0000${project.loadKey ?? ''}`);
@@ -117,13 +117,7 @@ export function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): 
   const recording: RenderEnv = {
     ...env,
     index,
-    logger: {
-      log(level, message) {
-        logs.push([level, message]);
-        env.logger.log(level, message);
-      },
-      enabled: (level) => env.logger.enabled(level),
-    },
+    logger: recordingLogger(env.logger, logs),
     envVar(name) {
       const v = lookupVar(name, env.stepEnv);
       lookups.push(['e', name, v ?? null]);

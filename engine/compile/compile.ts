@@ -15,7 +15,7 @@ import type { NodeName } from '../project/naming.js';
 import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
 import type { CacheSession } from './cache-session.js';
 import { cachedModel, lastOrder, modelCache, recordCompile } from './cached-model.js';
-import { hashText } from './compile-cache.js';
+import { hashText, signatureText } from './compile-cache.js';
 import { buildDag } from './compile-graph.js';
 import type { CompileMemo } from './compile-memo.js';
 import { macroScopes } from './macros.js';
@@ -143,11 +143,8 @@ function nodeIndex(project: Project, memo: CompileMemo | undefined, hashed: bool
   ]);
   let nodes = '';
   if (hashed) {
-    // nodeSignature's fields, written out: no signature string kept per node.
-    for (const n of index.all) {
-      const m = n.naming;
-      nodes += `${n.name}\u0001${n.kind}\u0001${m.database ?? ''}\u0001${m.schema}\u0001${m.name}\u0001${m.prodName}\u0001${m.fullName}\u0002${n.file}\u0003`;
-    }
+    // Every node's signature and file (no signature string kept per node: nodeSignature is for lookups).
+    for (const n of index.all) nodes += `${signatureText(n)}\u0002${n.file}\u0003`;
   }
   const made = { index, hash: hashed ? hashText(nodes) : '' };
   if (memo) memo.index = { models: project.models, seeds: project.seeds, ...made };

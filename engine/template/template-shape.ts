@@ -21,6 +21,7 @@
  * other text becomes ` MARK ` and the compiled shape shows which side
  * nunjucks trimmed, so the same trim applies to the real text.
  */
+import { lineIndex } from '../jobs/problem.js';
 
 /** Private-use characters: a marker is `\uE000<n>\uE001`. */
 export const MARK_OPEN = '\uE000';
@@ -187,16 +188,9 @@ function codeTokens(s: string, at: number, emit: (text: string, start: number, v
 
 /** Line and column (0-based, as nunjucks counts: `\n` only) of each offset in `text`. */
 export function positionsOf(text: string, offsets: readonly number[]): [line: number, col: number][] {
-  const lineStarts = [0];
-  for (let k = text.indexOf('\n'); k >= 0; k = text.indexOf('\n', k + 1)) lineStarts.push(k + 1);
+  const at = lineIndex(text);
   return offsets.map((off) => {
-    let lo = 0;
-    let hi = lineStarts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (lineStarts[mid]! <= off) lo = mid;
-      else hi = mid - 1;
-    }
-    return [lo, off - lineStarts[lo]!];
+    const p = at(off);
+    return [p.line - 1, p.column - 1];
   });
 }
