@@ -108,6 +108,20 @@ export function batchedWriter(write: (text: string) => void): BatchedWriter {
   };
 }
 
+/**
+ * A logger that passes every line on to `logger` and also keeps it in
+ * `lines`, so a cached result can log the same warnings again when reused.
+ */
+export function recordingLogger(logger: Logger, lines: (readonly [Level, string])[]): Logger {
+  return {
+    log(level, message) {
+      lines.push([level, message]);
+      logger.log(level, message);
+    },
+    enabled: (level) => logger.enabled(level),
+  };
+}
+
 /** A logger that keeps lines in memory: for tests and for task logs. */
 export function memoryLogger(level: Level = 'debug'): Logger & { readonly lines: { level: Level; message: string }[] } {
   const lines: { level: Level; message: string }[] = [];

@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
 import type { ChangeJournal } from '../files/change-journal.js';
-import type { Logger } from '../log.js';
+import { recordingLogger, type Logger } from '../log.js';
 import { affectsWalk, type DiscoveredFile } from '../project/discover.js';
 import type { FrontMatter } from '../project/front-matter.js';
 import type { LoadCache, ModelSource, SeedSource, WalkWatch } from '../project/load.js';
@@ -234,17 +234,6 @@ export class CacheSession implements LoadCache {
     const dir = loc.dir;
     return dir === undefined ? undefined : () => saveStore(loc.root, dir, store, logger);
   }
-}
-
-/** A logger that also keeps what it logs in `lines` (an entry's or a load's warnings, logged again when it is reused). */
-export function recordingLogger(logger: Logger, lines: LogLine[]): Logger {
-  return {
-    log(level, message) {
-      lines.push([level, message]);
-      logger.log(level, message);
-    },
-    enabled: (level) => logger.enabled(level),
-  };
 }
 
 /** Opens the cache of a build directory for one compile (compile-cache.ts `openStore`); `journal`: what changed under it (the daemon). */

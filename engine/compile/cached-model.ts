@@ -7,9 +7,9 @@
  * same — else rendered and recorded.
  */
 import { lookupVar } from '../home-env.js';
-import type { Level } from '../log.js';
+import { recordingLogger, type Level } from '../log.js';
 import type { ModelSource, Project } from '../project/load.js';
-import { recordingLogger, type CacheSession } from './cache-session.js';
+import type { CacheSession } from './cache-session.js';
 import { compilerCodeStamp, entryKey, hashText, nodeSignature, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
 import type { CompiledModel, CompileOptions } from './compile.js';
 import type { CompileMemo } from './compile-memo.js';

@@ -10,7 +10,7 @@ import { array, boolean, string, type, unknown, validate, type Infer } from 'sup
 import { described, keysOf, mapOf, maybe, oneOf } from '../schemas/shape.js';
 import { EngineError } from '../errors.js';
 import { lookupVar } from '../home-env.js';
-import type { Level, Logger } from '../log.js';
+import { recordingLogger, type Level, type Logger } from '../log.js';
 import { substituteEnv, unresolvedIn } from './env-substitution.js';
 import { yamlErrorDetail } from './yaml-error.js';
 import { isMergeStrategy, mergeStrategyError, resolveModeValue, type MergeStrategy, type Mode } from './modes.js';
@@ -175,14 +175,7 @@ export function parseConfig(text: string, file: string, fileRel: string, opts: L
     return hit.config;
   }
   const logs: [Level, string][] = [];
-  const logger: Logger = {
-    log(level, message) {
-      logs.push([level, message]);
-      opts.logger.log(level, message);
-    },
-    enabled: (level) => opts.logger.enabled(level),
-  };
-  const config = parseSubstituted(sub, file, fileRel, logger);
+  const config = parseSubstituted(sub, file, fileRel, recordingLogger(opts.logger, logs));
   memo.keepConfig(key, config, logs);
   return config;
 }

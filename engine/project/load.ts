@@ -7,7 +7,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { posix, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { recordingLogger, type Level, type Logger } from '../log.js';
 import { loadConfig, resolveSettings, type BuildConfig, type ConfigMemo, type Settings, type SettingsFlags } from './config.js';
 import type { DataTest } from './data-tests.js';
 import { discover, unusedReason, type DiscoverOptions, type DiscoveredFile, type SeedFormat } from './discover.js';
@@ -189,15 +189,10 @@ function mergedConfig(name: string, base: ModelConfig, fm: Record<string, unknow
   const byBase = merges.get(fm);
   const hit = byBase?.get(base);
   if (hit !== undefined) return hit;
-  let logged = false;
-  const merged = mergeFrontMatter(name, base, fm, {
-    log(level, message) {
-      logged = true;
-      logger.log(level, message);
-    },
-    enabled: (level) => logger.enabled(level),
-  });
-  if (!logged) {
+  const logged: [Level, string][] = [];
+  const merged = mergeFrontMatter(name, base, fm, recordingLogger(logger, logged));
+  // A merge that warned is not shared: the next model with this front-matter must warn too.
+  if (logged.length === 0) {
     if (byBase === undefined) merges.set(fm, new WeakMap([[base, merged]]));
     else byBase.set(base, merged);
   }
