@@ -103,7 +103,10 @@ class SqliteStore implements StateStore {
   /**
    * Counts the statements of this connection that may write (bumped before
    * each runs; a write that changes nothing only costs a spurious change of
-   * the token): the own-writes half of changeToken, without a query.
+   * the token): the own-writes half of changeToken, without a query. Every
+   * statement comes through st() except the appenders' own, which count
+   * themselves; a transaction counts only through its statements, so one
+   * that only reads (a claim that finds nothing queued) changes nothing.
    */
   private writes = 0;
 
@@ -127,7 +130,6 @@ class SqliteStore implements StateStore {
   private run = (sql: string, ...params: unknown[]): number => this.st(sql).run(...params).changes;
   /** Runs `fn` in an IMMEDIATE transaction, through one wrapper made once rather than one per call. */
   private write<T>(fn: () => T): T {
-    this.writes++;
     return this.inTransaction.immediate(fn) as T;
   }
 
@@ -415,7 +417,6 @@ class SqliteStore implements StateStore {
     if (n > 0) this.run(REFRESH_PUBLIC_JSON, execId);
     return n;
   }
-
 
   async activeExecutions(jobId: string): Promise<ExecutionRecord[]> {
     // `+job_id` keeps the planner on executions_status (few active rows) rather than
