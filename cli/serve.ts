@@ -48,10 +48,10 @@ import { VERSION } from './version.js';
 /**
  * SQLite: threads reading execution pages off the event loop (engine/state/sqlite-readers.ts).
  */
-export const READER_THREADS = 2;
+const READER_THREADS = 2;
 
 /** Linux nice value of the threads that run executions (actors/pool.ts, setWorkerNiceness). */
-export const WORKER_NICENESS = 10;
+const WORKER_NICENESS = 10;
 
 export interface RunningDaemon {
   readonly server: Server;

@@ -237,4 +237,8 @@ test('the SQLite change token: changes with every write of this connection at on
   const t2 = a.store.changeToken();
   await a.store.setWatermark('t', 'm', 'w');
   assert.notEqual(a.store.changeToken(), t2);
+  // A transaction that only reads is no write: a claim with no free slot.
+  const t3 = a.store.changeToken();
+  assert.equal(await a.store.claimNextQueued({ maxRunning: 0 }), undefined);
+  assert.equal(a.store.changeToken(), t3);
 });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase, pragma } from '../engine/state/sqlite-database.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
+import { EXECUTION_JSON_SOURCES, PUBLIC_JSON } from '../engine/state/sqlite-execution-page.js';
 import { SqliteReaders } from '../engine/state/sqlite-readers.js';
 import { publicExecution } from '../engine/state/public-execution.js';
 import { runStoreContract } from './store-contract.js';
@@ -113,6 +114,19 @@ test('migration 3: a terminal execution stores its public JSON, an active one no
     }
   } finally {
     await store.close();
+  }
+});
+
+test('migration 3: the executions columns whose update recomputes the stored JSON are exactly those the JSON reads', async () => {
+  const file = join(dir, 'json-sources.db');
+  await (await openStateStore(file)).close();
+  const db = openDatabase(file, { readonly: true });
+  try {
+    const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').all('executions') as { name: string }[]).map((r) => r.name);
+    const read = columns.filter((c) => c !== 'public_json' && new RegExp(`\\b${c}\\b`).test(PUBLIC_JSON));
+    assert.deepEqual([...read].sort(), [...EXECUTION_JSON_SOURCES].sort());
+  } finally {
+    db.close();
   }
 });
 

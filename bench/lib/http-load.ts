@@ -33,7 +33,7 @@ export type Body = (i: number) => string | undefined;
 export type Target = URL | ((i: number) => string);
 
 /** user + system CPU of a live process in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
-export function cpuMsOf(pid: number): number {
+function cpuMsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

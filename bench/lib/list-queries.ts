@@ -19,10 +19,10 @@ import { openStateStore } from '../../engine/state/open-state-store.js';
 import type { ExecutionStatus, NewExecution } from '../../engine/state/store.js';
 import { prng } from './random-dag.js';
 
-export const SEED_START = Date.parse('2025-01-01T00:00:00Z');
+const SEED_START = Date.parse('2025-01-01T00:00:00Z');
 
 /** Status of stored execution i when statuses are mixed. */
-export function seededStatus(i: number): ExecutionStatus {
+function seededStatus(i: number): ExecutionStatus {
   const h = Math.imul(i, 2654435761) >>> 0;
   const r = h % 20;
   return r < 14 ? 'success' : r < 17 ? 'error' : r < 19 ? 'warning' : 'cancelled';

@@ -8,7 +8,7 @@
  *
  * The replication is a job file PostgreSQL → DuckDB of one table of
  * 1,000,000 rows (100,000 in --quick) generated in the bench database — the
- * ten-column shape of bench/replication-throughput.ts (integers, numeric,
+ * ten-column shape of the replication suite (replication.ts: integers, numeric,
  * text with quotes and NULLs, boolean, date, timestamps, jsonb, double) —
  * saved and started through the API as a user would (`/project/file/save`,
  * `/project/job/run`); the connections are in the project's env file, as
@@ -86,6 +86,7 @@ export async function healthDuringReplication(ctx: SuiteContext, daemon: Server,
     exec = await get();
   }
   let ended = exec.status !== 'running';
+  // Polls until the execution ends: the load stops at that moment, and the row waits for it.
   const watch = (async () => {
     while (!ended) {
       await new Promise((r) => setTimeout(r, 200));
@@ -95,12 +96,7 @@ export async function healthDuringReplication(ctx: SuiteContext, daemon: Server,
   })();
   ctx.progress(`api: daemon: GET /health while replicating ${int(source.rows)} rows PostgreSQL → DuckDB, ${CLIENTS} clients, up to ${seconds} s`);
   const busy = await load(daemon.url, new URL('/health', daemon.url), { ...common, seconds, warmup: 0, until: () => ended });
-  await watch.catch(() => {});
-  while (!ended) {
-    await new Promise((r) => setTimeout(r, 200));
-    exec = await get();
-    ended = exec.status !== 'running';
-  }
+  await watch;
   if (exec.status !== 'success') throw new Error(`api bench: the replication ended ${exec.status}: ${exec.error}`);
   if (exec.rows !== source.rows) throw new Error(`api bench: the replication copied ${exec.rows} rows, expected ${source.rows}`);
   const describe = (r: LoadResult) => `p50 ${ms(r.p50)} · p99 ${ms(r.p99)} · max ${ms(r.max)} · ${int(r.perSecond)} req/s · ${int(r.errors)} errors`;

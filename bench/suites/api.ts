@@ -38,8 +38,6 @@ import { CLI, runCli } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 import { createReplicationSource, healthDuringReplication } from './api-health.js';
 
-export { seedExecutions } from '../lib/list-queries.js';
-
 const FLOOR = fileURLToPath(new URL('../floor/api-floor.mjs', import.meta.url));
 /** This round's targets (issue 13): list p99 with every request a different filter, and save p99. */
 export const LIST_P99_TARGET_MS = 10;

@@ -20,7 +20,7 @@ import { int, ms, type Row } from '../lib/report.js';
 import { CLI, runCli } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 import { load, startServer, type LoadResult } from '../lib/http-load.js';
-import { seedExecutions } from './api.js';
+import { seedExecutions } from '../lib/list-queries.js';
 
 export const UI_P99_TARGET_MS = 20;
 const CLIENTS = 20;

@@ -30,8 +30,6 @@ export function publicExecution(e: ExecutionRecord) {
   };
 }
 
-export type PublicExecution = ReturnType<typeof publicExecution>;
-
 /** The UTF-8 JSON text of `records` as public executions (an array). */
 export function publicExecutionsJson(records: readonly ExecutionRecord[]): Buffer {
   return Buffer.from(JSON.stringify(records.map(publicExecution)));

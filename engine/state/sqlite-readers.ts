@@ -95,10 +95,6 @@ export class SqliteReaders {
     this.#readers = Array.from({ length: Math.max(1, threads) }, () => null);
   }
 
-  get threads(): number {
-    return this.#readers.length;
-  }
-
   /**
    * The rows of `sql` as the UTF-8 bytes of a JSON array: each row's first
    * column is a JSON text, or an integer naming a row whose text `fill`

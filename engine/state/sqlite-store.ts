@@ -103,7 +103,10 @@ class SqliteStore implements StateStore {
   /**
    * Counts the statements of this connection that may write (bumped before
    * each runs; a write that changes nothing only costs a spurious change of
-   * the token): the own-writes half of changeToken, without a query.
+   * the token): the own-writes half of changeToken, without a query. Every
+   * statement comes through st() except the appenders' own, which count
+   * themselves; a transaction counts only through its statements, so one
+   * that only reads (a claim that finds nothing queued) changes nothing.
    */
   private writes = 0;
 
@@ -127,7 +130,6 @@ class SqliteStore implements StateStore {
   private run = (sql: string, ...params: unknown[]): number => this.st(sql).run(...params).changes;
   /** Runs `fn` in an IMMEDIATE transaction, through one wrapper made once rather than one per call. */
   private write<T>(fn: () => T): T {
-    this.writes++;
     return this.inTransaction.immediate(fn) as T;
   }
 
@@ -180,7 +182,6 @@ class SqliteStore implements StateStore {
 
   async addToken(projectId: string, digest: string, label = '', created?: string): Promise<void> {
     R.assertDigest(digest);
-    this.tokenWrites++;
     try {
       this.run('INSERT INTO tokens (digest, project_id, label, created) VALUES (?, ?, ?, ?)', digest, projectId, R.cleanText(label), R.canonicalTime(created ?? R.nowIso(), 'created'));
     } catch (err) {
@@ -190,22 +191,21 @@ class SqliteStore implements StateStore {
   }
 
   /**
-   * Known digests and their projects, kept while nothing can have changed
-   * the tokens table: no token written by this store (`tokenWrites`) and no
-   * commit by another connection (the data version, as changeToken reads
-   * it), so a token revoked by an operator command is refused from the next
-   * turn of the event loop. Unknown digests are not kept (each is looked up).
+   * Known digests and their projects, kept while no other connection has
+   * committed (the data version, as changeToken reads it), so a token
+   * revoked by an operator command is refused from the next turn of the
+   * event loop. This store's own writes cannot make an entry wrong: it only
+   * ever adds tokens, and unknown digests are not kept (each is looked up).
    */
   private readonly tokenCache = new Map<string, string>();
-  private tokenCacheStamp = '';
-  private tokenWrites = 0;
+  private tokenCacheVersion = -1;
 
   async projectIdForToken(digest: string): Promise<string | undefined> {
     if (!/^[0-9a-f]{64}$/.test(digest)) return undefined;
-    const stamp = this.db.inTransaction ? '' : `${this.dataVersion()}.${this.tokenWrites}`;
-    if (stamp !== this.tokenCacheStamp) {
+    const version = this.dataVersion();
+    if (version !== this.tokenCacheVersion) {
       this.tokenCache.clear();
-      this.tokenCacheStamp = stamp;
+      this.tokenCacheVersion = version;
     }
     const cached = this.tokenCache.get(digest);
     if (cached !== undefined) return cached;
@@ -213,7 +213,7 @@ class SqliteStore implements StateStore {
     if (!row) return undefined;
     if (!timingSafeEqual(Buffer.from(String(row.digest), 'hex'), Buffer.from(digest, 'hex'))) return undefined;
     const projectId = String(row.project_id);
-    if (stamp !== '' && this.tokenCache.size < 10_000) this.tokenCache.set(digest, projectId);
+    if (this.tokenCache.size < 10_000) this.tokenCache.set(digest, projectId);
     return projectId;
   }
 
@@ -415,7 +415,6 @@ class SqliteStore implements StateStore {
     if (n > 0) this.run(REFRESH_PUBLIC_JSON, execId);
     return n;
   }
-
 
   async activeExecutions(jobId: string): Promise<ExecutionRecord[]> {
     // `+job_id` keeps the planner on executions_status (few active rows) rather than
