@@ -6,16 +6,15 @@
 // values of every decoded type (extremes, ±infinity, dates before 1970 and
 // 2000, microseconds, NaN, empty strings against NULL, jsonb, arrays, and the
 // types that travel as text) arrive as PostgreSQL holds them.
-import { after, before, test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { pgColumn } from '../engine/replication/column-types.js';
 import { binaryColumn } from '../engine/replication/pg-binary-columns.js';
 import { CopyBinaryReader, type Block } from '../engine/replication/pg-copy-reader.js';
 import { numericScaled, numericText } from '../engine/replication/pg-numeric.js';
-import { pgAvailable, requirePg } from './helpers/pg.js';
 import { duckRows, pgQuery, replicationFile } from './helpers/replication-fixtures.js';
-import { replicationEnv, type ReplicationEnv } from './helpers/replication-env.js';
+import { replicationSuite } from './helpers/replication-env.js';
 
 /** A decimal literal in PostgreSQL's binary numeric form (base-10000 digits). */
 function numeric(text: string): Buffer {
@@ -160,11 +159,7 @@ test('binary COPY reader: a wrong field count, a cut stream, a foreign stream an
   assert.throws(() => reader().push(copyStream([[int32(1), null, Buffer.alloc(4), null]])), /row 1, column "ts": a 4-byte value where 8 bytes were expected/);
 });
 
-let env: ReplicationEnv | undefined;
-
-before(async () => {
-  if (!(await pgAvailable())) return;
-  env = await replicationEnv('repl_bin');
+const ready = replicationSuite('repl_bin', async (env) => {
   await pgQuery(env.db.url, `
 create type mood as enum ('sad', 'happy');
 create table public.edges (
@@ -184,15 +179,6 @@ insert into public.edges values
  (4, null, null, null, null, null, null, null, null, null, null, '0001-01-01', '4000-12-31 23:59:59.999999', '1970-01-01 00:00:00+00', null, null, null, null, null, null, null, null, null, null, null, null, null, null, null),
  (5, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)`);
 });
-
-after(async () => {
-  await env?.close();
-});
-
-async function ready(t: TestContext): Promise<ReplicationEnv | undefined> {
-  if (!(await requirePg(t))) return undefined;
-  return env!;
-}
 
 test('PostgreSQL → DuckDB: edge values of every type arrive as PostgreSQL holds them', async (t) => {
   const e = await ready(t);

@@ -6,34 +6,21 @@
 // PostgreSQL round-trips integers, numerics, text, booleans, dates,
 // timestamps with and without time zone, JSON, uuid, bytea, time and
 // interval without loss.
-import { after, before, test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { pgAvailable, requirePg } from './helpers/pg.js';
 import { ALL_TYPES, allTypesSql, duckChecksums, duckRows, pgChecksums, pgQuery, replicationFile, type Kind } from './helpers/replication-fixtures.js';
-import { replicationEnv, type ReplicationEnv } from './helpers/replication-env.js';
+import { replicationSuite, type ReplicationEnv } from './helpers/replication-env.js';
 
 const ROWS = 100_000;
-let env: ReplicationEnv | undefined;
 let source: Record<string, string> = {};
 
-before(async () => {
-  if (!(await pgAvailable())) return;
-  env = await replicationEnv('repl_dirs');
+const ready = replicationSuite('repl_dirs', async (env) => {
   await pgQuery(env.db.url, 'create schema src');
   await pgQuery(env.db.url, allTypesSql('src.all_types', ROWS));
   source = await pgChecksums(env.db.url, 'src.all_types');
 });
-
-after(async () => {
-  await env?.close();
-});
-
-async function ready(t: TestContext): Promise<ReplicationEnv | undefined> {
-  if (!(await requirePg(t))) return undefined;
-  return env!;
-}
 
 function pick(all: Record<string, string>, columns: Readonly<Record<string, Kind>>): Record<string, string> {
   return Object.fromEntries(['rows', ...Object.keys(columns)].map((k) => [k, all[k]!]));

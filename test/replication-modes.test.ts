@@ -4,26 +4,12 @@
 // holds exactly the expected rows afterwards, on a PostgreSQL target (worker
 // path) and a DuckDB target (actor path). Also the run-time mode checks of
 // Validation for a mode forced by the job or the run.
-import { after, before, describe, test, type TestContext } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pgAvailable, requirePg } from './helpers/pg.js';
 import { duckRows, pgQuery, replicationFile } from './helpers/replication-fixtures.js';
-import { replicationEnv, type ReplicationEnv } from './helpers/replication-env.js';
+import { replicationSuite, type ReplicationEnv } from './helpers/replication-env.js';
 
-let env: ReplicationEnv | undefined;
-
-before(async () => {
-  if (await pgAvailable()) env = await replicationEnv('repl_modes');
-});
-
-after(async () => {
-  await env?.close();
-});
-
-async function ready(t: TestContext): Promise<ReplicationEnv | undefined> {
-  if (!(await requirePg(t))) return undefined;
-  return env!;
-}
+const ready = replicationSuite('repl_modes');
 
 type Row = [number, string, string, string];
 

@@ -3,20 +3,15 @@
 // `post_sql`, custom `sql:` from a project file with `${NAME}`, DuckDB to
 // DuckDB on the same and on another file, several streams at once, secrets
 // that never reach a message or log, and the runner of pipeline steps.
-import { after, before, test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pgAvailable, requirePg } from './helpers/pg.js';
 import { duckRows, pgQuery, replicationFile } from './helpers/replication-fixtures.js';
 import { replicationStepService } from '../actors/daemon/replication-work.js';
-import { SECRET, replicationEnv, type ReplicationEnv } from './helpers/replication-env.js';
+import { SECRET, replicationSuite } from './helpers/replication-env.js';
 
-let env: ReplicationEnv | undefined;
-
-before(async () => {
-  if (!(await pgAvailable())) return;
-  env = await replicationEnv('repl_settings');
+const ready = replicationSuite('repl_settings', async (env) => {
   await pgQuery(env.db.url, `create schema src;
     create table src.people ("UserId" int, "FirstName" text, secret text, region text);
     insert into src.people select g, 'n' || g, 'pw' || g, case when g % 2 = 0 then 'eu' else 'us' end from generate_series(1, 10) g;
@@ -24,15 +19,6 @@ before(async () => {
     create table src.t2 as select g as id from generate_series(1, 2000) g;
     create table src.t3 as select g as id from generate_series(1, 3000) g;`);
 });
-
-after(async () => {
-  await env?.close();
-});
-
-async function ready(t: TestContext): Promise<ReplicationEnv | undefined> {
-  if (!(await requirePg(t))) return undefined;
-  return env!;
-}
 
 test('select excluding a column, where, limit and snake column casing into DuckDB', async (t) => {
   const e = await ready(t);

@@ -9,7 +9,7 @@
  * channel; cancellation stops the statement in the database and the task
  * fails with `cancelled`.
  */
-import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { EngineError } from '../../engine/errors.js';
 import { closeDuckdbInstance, duckdbInstance, instanceKey } from '../../engine/targets/duckdb/instance-cache.js';
 import { needsDuckdbActor, runStream, type StreamOutcome, type StreamPlan } from '../../engine/replication/index.js';
@@ -33,37 +33,14 @@ export interface ReplicationStreamTask {
  */
 function onThisThread(own: string) {
   return async <T>(path: string, job: (conn: DuckDBConnection) => Promise<T>): Promise<T> => {
-    const instance = await duckdbInstance(path);
-    const connection = await instance.connect();
-    const threads = await threadsOf(connection);
+    const connection = await (await duckdbInstance(path)).connect();
     try {
       return await job(connection);
     } finally {
       connection.closeSync();
-      await restoreThreads(instance, threads);
       if (instanceKey(path) !== instanceKey(own)) await closeDuckdbInstance(path);
     }
   };
-}
-
-async function threadsOf(connection: DuckDBConnection): Promise<string> {
-  return String((await connection.runAndReadAll(`SELECT current_setting('threads')`)).getRows()[0]?.[0]);
-}
-
-/**
- * PostgreSQL loads run DuckDB on one thread (DuckSession.singleThreaded) and
- * put the instance-wide setting back; a load cut short by a cancel may not
- * have, and the file's later work must not stay on one thread.
- */
-async function restoreThreads(instance: DuckDBInstance, threads: string): Promise<void> {
-  const connection = await instance.connect();
-  try {
-    if ((await threadsOf(connection)) !== threads) await connection.run(`SET threads = ${Number(threads)}`);
-  } catch {
-    // The instance is being closed; nothing runs on it any more.
-  } finally {
-    connection.closeSync();
-  }
 }
 
 export const replicationStream: TaskHandler<ReplicationStreamTask, StreamOutcome> = async (task, { signal }) => {

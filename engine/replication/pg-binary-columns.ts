@@ -45,7 +45,7 @@ function decimal(precision: number, scale: number): BinaryColumn {
  * text when the DDL is not a DECIMAL).
  */
 export function binaryColumn(col: SourceColumn, ddl: string): BinaryColumn {
-  if (pgBinaryAsText(col) || !col.builtin) return bytes(Code.Bytes, VARCHAR);
+  if (pgBinaryAsText(col)) return bytes(Code.Bytes, VARCHAR);
   switch (col.kind) {
     case 'smallint': return fixed(Code.Int16, SMALLINT, 2);
     case 'integer': return fixed(Code.Int32, INTEGER, 4);

@@ -58,7 +58,7 @@ export interface DecodedColumn {
 }
 
 /** Rows per block: DuckDB's vector size. */
-export const BLOCK_ROWS = 2048;
+const BLOCK_ROWS = 2048;
 
 /** One variable-length column of a block: per row, where its bytes are (length -1: NULL). */
 export interface VarColumn {

@@ -48,7 +48,7 @@ export function findColumn(columns: readonly SourceColumn[], name: string, role:
  * form is a raw byte). Non-builtin types (enums, domains) are cast too.
  */
 export function pgBinaryAsText(col: SourceColumn): boolean {
-  return col.kind === 'timetz' || col.kind === 'other' || col.kind === 'hugeint' || col.sourceType === '"char"';
+  return !col.builtin || col.kind === 'timetz' || col.kind === 'other' || col.kind === 'hugeint' || col.sourceType === '"char"';
 }
 
 /**

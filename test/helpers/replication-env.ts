@@ -8,6 +8,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before, type TestContext } from 'node:test';
 import { lineRouter, type LineRouter } from '../../actors/daemon/line-router.js';
 import { runReplicationFile, type ReplicationFileRun, type ReplicationRun } from '../../actors/daemon/replication-work.js';
 import { closeAllDuckDbActors } from '../../actors/duckdb-actor.js';
@@ -15,7 +16,7 @@ import { TaskPool } from '../../actors/pool.js';
 import { loadConnections, type ConnectionRegistry } from '../../engine/connections/index.js';
 import type { ReplicationFile } from '../../engine/jobs/index.js';
 import { closeAllDuckdbInstances } from '../../engine/targets/index.js';
-import { createTempDatabase, type TempDatabase } from './pg.js';
+import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './pg.js';
 
 export interface ReplicationEnv {
   readonly db: TempDatabase;
@@ -110,4 +111,23 @@ export async function replicationEnv(prefix: string): Promise<ReplicationEnv> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One environment for a test file: registers the file's `before` (create it
+ * and run `setup` on it, when PostgreSQL is reachable) and `after` (close
+ * it), and returns what each test calls first: the environment, or
+ * undefined when the test was skipped for want of PostgreSQL.
+ */
+export function replicationSuite(prefix: string, setup?: (env: ReplicationEnv) => Promise<void>): (t: TestContext) => Promise<ReplicationEnv | undefined> {
+  let env: ReplicationEnv | undefined;
+  before(async () => {
+    if (!(await pgAvailable())) return;
+    env = await replicationEnv(prefix);
+    await setup?.(env);
+  });
+  after(async () => {
+    await env?.close();
+  });
+  return async (t) => ((await requirePg(t)) ? env! : undefined);
 }
