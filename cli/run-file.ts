@@ -29,7 +29,8 @@ import { newDefaultJob } from '../engine/daemon-projects/default-job.js';
 import { jobFileContext, validateContent } from '../engine/daemon-projects/job-files.js';
 import { loadJobFile } from '../engine/daemon-projects/load-job-file.js';
 import { openStateStore } from '../engine/state/open-state-store.js';
-import { isTerminalStatus, type ExecutionRecord, type JobRecord, type StateStore, type StepRecord, type TaskRecord } from '../engine/state/store.js';
+import { publicExecution, publicStep, publicTask } from '../engine/state/public-execution.js';
+import { isTerminalStatus, type ExecutionRecord, type JobRecord, type StateStore } from '../engine/state/store.js';
 import type { JobKind } from '../engine/jobs/index.js';
 import { cliLogger } from './cli-logger.js';
 import type { Io } from './io.js';
@@ -60,21 +61,6 @@ export function runArgs(a: ParsedArgs): RunArgs {
   const state = flagValue(a, 'state');
   if (state === '') throw usage('flag needs an argument: --state');
   return { file: a.positionals[0]!, json: flagSet(a, 'json'), vars, allowCommandSteps: flagSet(a, 'allow-command-steps'), ...(state !== undefined ? { state } : {}) };
-}
-
-/** A record as the API renders it: the store's internal fields left out. */
-function executionView(e: ExecutionRecord) {
-  const { project_id: _p, overrides: _o, ...view } = e;
-  return view;
-}
-/** Field order (`output` before `metrics`, as the API renders it). */
-function taskView(t: TaskRecord) {
-  const { seq: _s, output, metrics, ...view } = t;
-  return { ...view, ...(output !== undefined ? { output } : {}), metrics };
-}
-function stepView(s: StepRecord) {
-  const { seq: _s, output, state, ...view } = s;
-  return { ...view, ...(output !== undefined ? { output } : {}), state };
 }
 
 /** The ExecutionService's dependencies for one local project rooted at `root`. */
@@ -207,11 +193,11 @@ export async function runFileCommand(a: ParsedArgs, io: Io): Promise<number> {
     exec = (await store.findExecution(execId))!;
     if (kind === 'pipeline') {
       const steps = await store.listSteps(execId);
-      if (args.json) io.out(JSON.stringify({ ...executionView(exec), steps: steps.map(stepView) }) + '\n');
+      if (args.json) io.out(JSON.stringify({ ...publicExecution(exec), steps: steps.map(publicStep) }) + '\n');
       else io.out(summaryText(exec, steps.map((s) => ({ name: s.step_id, status: s.status, error: s.error }))));
     } else {
       const tasks = await store.listTasks(execId);
-      if (args.json) io.out(JSON.stringify({ ...executionView(exec), tasks: tasks.map(taskView) }) + '\n');
+      if (args.json) io.out(JSON.stringify({ ...publicExecution(exec), tasks: tasks.map(publicTask) }) + '\n');
       else io.out(summaryText(exec, tasks.map((t) => ({ name: t.stream_name, status: t.status, rows: t.rows, error: t.error }))));
     }
     return exec.status === 'success' || exec.status === 'warning' ? 0 : 1;

@@ -5,7 +5,7 @@
  * this function is the reference the two are tested against, and what the
  * PostgreSQL store serialises.
  */
-import type { ExecutionRecord } from './store.js';
+import type { ExecutionRecord, StepRecord, TaskRecord } from './store.js';
 
 export function publicExecution(e: ExecutionRecord) {
   return {
@@ -33,4 +33,38 @@ export function publicExecution(e: ExecutionRecord) {
 /** The UTF-8 JSON text of `records` as public executions (an array). */
 export function publicExecutionsJson(records: readonly ExecutionRecord[]): Buffer {
   return Buffer.from(JSON.stringify(records.map(publicExecution)));
+}
+
+/** A task as the API shows it (`output` only when set, before `metrics`). */
+export function publicTask(t: TaskRecord) {
+  return {
+    exec_id: t.exec_id,
+    task_id: t.task_id,
+    stream_name: t.stream_name,
+    object: t.object,
+    mode: t.mode,
+    status: t.status,
+    error: t.error,
+    start_time: t.start_time,
+    end_time: t.end_time,
+    rows: t.rows,
+    bytes: t.bytes,
+    ...(t.output !== undefined ? { output: t.output } : {}),
+    metrics: t.metrics,
+  };
+}
+
+/** A step as the API shows it (`output` only when set, before `state`). */
+export function publicStep(s: StepRecord) {
+  return {
+    exec_id: s.exec_id,
+    step_id: s.step_id,
+    type: s.type,
+    status: s.status,
+    error: s.error,
+    start_time: s.start_time,
+    end_time: s.end_time,
+    ...(s.output !== undefined ? { output: s.output } : {}),
+    state: s.state,
+  };
 }

@@ -7,8 +7,8 @@
  */
 import type { Context } from 'koa';
 import { boolean, object, optional, string, type Infer } from 'superstruct';
-import { EXECUTION_STATUSES, type ExecutionQuery, type ExecutionRecord, type ExecutionStatus, type StateStore, type StepRecord, type TaskRecord } from '../../engine/state/store.js';
-import { publicExecution } from '../../engine/state/public-execution.js';
+import { EXECUTION_STATUSES, type ExecutionQuery, type ExecutionRecord, type ExecutionStatus, type StateStore } from '../../engine/state/store.js';
+import { publicExecution, publicStep, publicTask } from '../../engine/state/public-execution.js';
 import { queryParam } from '../body.js';
 import { badRequest, conflict, notFound } from '../http-error.js';
 import { PageCache } from '../page-cache.js';
@@ -27,40 +27,8 @@ const PAGE_TAIL = Buffer.from('}');
 const PERIOD_MESSAGE = 'filters.period must be two RFC 3339 timestamps in order';
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
 
-/** An execution as the API shows it (the store's public shape). */
-export const executionView = publicExecution;
-
-export function taskView(t: TaskRecord) {
-  return {
-    exec_id: t.exec_id,
-    task_id: t.task_id,
-    stream_name: t.stream_name,
-    object: t.object,
-    mode: t.mode,
-    status: t.status,
-    error: t.error,
-    start_time: t.start_time,
-    end_time: t.end_time,
-    rows: t.rows,
-    bytes: t.bytes,
-    ...(t.output !== undefined ? { output: t.output } : {}),
-    metrics: t.metrics,
-  };
-}
-
-export function stepView(s: StepRecord) {
-  return {
-    exec_id: s.exec_id,
-    step_id: s.step_id,
-    type: s.type,
-    status: s.status,
-    error: s.error,
-    start_time: s.start_time,
-    end_time: s.end_time,
-    ...(s.output !== undefined ? { output: s.output } : {}),
-    state: s.state,
-  };
-}
+/** An execution, task and step as the API shows them (the store's public shapes). */
+export { publicExecution as executionView, publicStep as stepView, publicTask as taskView };
 
 function isStatus(s: unknown): s is ExecutionStatus {
   return typeof s === 'string' && (EXECUTION_STATUSES as readonly string[]).includes(s);
@@ -201,7 +169,7 @@ function replicationTasks(store: StateStore) {
       ...(body.stream !== undefined ? { stream: body.stream } : {}),
       excludeOutput: body.exclude_output === true,
     });
-    return { tasks: tasks.map(taskView) };
+    return { tasks: tasks.map(publicTask) };
   };
 }
 
@@ -214,7 +182,7 @@ function pipelineSteps(store: StateStore) {
       ...(body.step_id !== undefined ? { stepIdPrefix: body.step_id } : {}),
       excludeOutput: body.exclude_output === true,
     });
-    return { steps: steps.map(stepView) };
+    return { steps: steps.map(publicStep) };
   };
 }
 
