@@ -14,13 +14,13 @@
 
 import { createRequire } from 'node:module';
 import type picomatchType from 'picomatch';
+import { EngineError } from '../errors.js';
+import type { GraphNode } from './graph.js';
+import type { GraphIndex } from './graph-index.js';
 
 /** Loaded on the first glob: most commands select nothing or plain names. */
 let picomatchLib: typeof picomatchType | undefined;
 const picomatch = (...args: Parameters<typeof picomatchType>) => (picomatchLib ??= createRequire(import.meta.url)('picomatch') as typeof picomatchType)(...args);
-import { EngineError } from '../errors.js';
-import type { GraphNode } from './graph.js';
-import type { GraphIndex } from './graph-index.js';
 
 const GLOB_CHARS = /[*?[{]/;
 export const hasGlob = (text: string): boolean => GLOB_CHARS.test(text);
