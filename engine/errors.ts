@@ -83,3 +83,25 @@ export function serializeError(err: unknown, retryable = false): SerializedError
   const rows = committedRows(err);
   return { name: err instanceof Error ? err.name : 'Error', code: errorCode(err), message: errorChain(err), retryable, ...(rows !== undefined ? { committedRows: rows } : {}) };
 }
+
+/**
+ * An EngineError rebuilt from its serialized form on the receiving thread
+ * (a pool task's, a render worker's): the same code and message chain, with
+ * the sender's error name and retry hint.
+ */
+export class RemoteTaskError extends EngineError {
+  readonly retryable: boolean;
+  /** `name` of the error as it was thrown on the other side (`EngineError`, `TypeError`, …). */
+  readonly remoteName: string;
+
+  constructor(serialized: SerializedError) {
+    super(serialized.code, serialized.message);
+    this.retryable = serialized.retryable;
+    this.remoteName = serialized.name;
+    if (serialized.committedRows !== undefined) this.committedRows = serialized.committedRows;
+  }
+}
+
+export function rebuildError(serialized: SerializedError): RemoteTaskError {
+  return new RemoteTaskError(serialized);
+}

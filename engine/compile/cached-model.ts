@@ -4,16 +4,16 @@
  * from the cache's entry for its file when the file is unchanged since the
  * cache's last compile of this variant, or from the entry for the hash of its
  * inputs — each only while every lookup the render made still answers the
- * same — else rendered and recorded.
+ * same — else rendered (parallel-render.ts) and recorded.
  */
 import { lookupVar } from '../home-env.js';
-import { recordingLogger, type Level } from '../log.js';
 import type { ModelSource, Project } from '../project/load.js';
 import type { CacheSession } from './cache-session.js';
-import { compilerCodeStamp, entryKey, hashText, nodeSignature, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
+import { compilerCodeStamp, entryKey, hashText, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
 import type { CompiledModel, CompileOptions } from './compile.js';
-import type { CompileMemo } from './compile-memo.js';
-import type { IndexedNode, NodeLookup } from './node-index.js';
+import type { CompiledMemo, CompileMemo } from './compile-memo.js';
+import { renderModels } from './parallel-render.js';
+import { signatureOf, type RenderOutcome } from './recorded-render.js';
 import type { RenderEnv } from './render-model.js';
 
 export interface ModelCache {
@@ -37,7 +37,6 @@ export interface ModelCache {
   readonly prefixes: Map<string, string>;
   /** Names of the models rendered (not taken from the cache), in project order. */
   readonly rendered: string[];
-  readonly renderer: CompileOptions['renderer'];
 }
 
 /** The cache's view of one compile; `index`: the hash of the node index (compile.ts nodeIndex). */
@@ -45,10 +44,8 @@ export function modelCache(session: CacheSession, env: RenderEnv, opts: CompileO
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
   const variant = hashText(`${globalKey}\u0000${project.loadKey ?? ''}`);
   const last = session.lastCompile(variant);
-  return { session, memo: session.memo, globalKey, variant, index, last, sameIndex: last?.index === index, prefixHashes: new Map(), entries: new Map(), prefixes: new Map(), rendered: [], renderer: opts.renderer };
+  return { session, memo: session.memo, globalKey, variant, index, last, sameIndex: last?.index === index, prefixHashes: new Map(), entries: new Map(), prefixes: new Map(), rendered: [] };
 }
-
-const signatureOf = (n: IndexedNode | undefined) => (n === undefined ? null : nodeSignature(n));
 
 /** Whether every lookup the entry's render made still gets the same answer; `nodes`: check node lookups too, not only env vars. */
 function stillValid(env: RenderEnv, e: CacheEntry, nodes = true): boolean {
@@ -67,8 +64,37 @@ function fromEntry(m: ModelSource, hit: CacheEntry, prefix: string): CompiledMod
 
 const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
-/** A model from the cache when its inputs and lookups are unchanged, else rendered (and recorded for the next compile). */
-export function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): CompiledModel {
+/** How the cache answers for one model: this process's compiled object, an entry, or a render (under `key`). */
+type CacheAnswer =
+  | { readonly kind: 'memo'; readonly memo: CompiledMemo }
+  | { readonly kind: 'entry'; readonly key: string; readonly entry: CacheEntry; readonly prefix: string; readonly prefixHash: string }
+  | { readonly kind: 'render'; readonly key: string; readonly prefixHash: string };
+
+/**
+ * Every model compiled: taken from the cache where it can be (compile-cache.ts), the
+ * rest rendered — on render workers too when there are many (parallel-render.ts) —
+ * then, in project order, each model's warnings logged and the first failure thrown,
+ * as a model-by-model compile would.
+ */
+export function compileModels(env: RenderEnv, models: readonly ModelSource[], cache: ModelCache | undefined, renderer: CompileOptions['renderer']): CompiledModel[] {
+  const found = cache ? models.map((m) => lookUp(env, m, cache)) : undefined;
+  const misses = found ? models.filter((_, i) => found[i]!.kind === 'render') : models;
+  const rendered = renderModels(env, misses, () => renderer().compileModel, env.logger);
+  let next = 0;
+  return models.map((m, i) => {
+    const f = found?.[i];
+    if (f?.kind === 'memo') return keepMemo(env, m, cache!, f.memo);
+    if (f?.kind === 'entry') return reuse(env, m, cache!, f.key, f.entry, f.prefix, f.prefixHash);
+    const o = rendered[next++]!;
+    for (const [level, message] of o.logs) env.logger.log(level, message);
+    if (o.model === undefined) throw o.error;
+    if (f !== undefined) record(m, o, cache!, f.key, f.prefixHash);
+    return o.model;
+  });
+}
+
+/** Where the cache has `m`; no side effects (compileModels applies them in project order). */
+function lookUp(env: RenderEnv, m: ModelSource, cache: ModelCache): CacheAnswer {
   const dir = dirOf(m.rel);
   const prefix = env.macros.prefixFor(dir);
   let prefixHash = cache.prefixHashes.get(prefix);
@@ -79,60 +105,36 @@ export function cachedModel(env: RenderEnv, m: ModelSource, cache: ModelCache): 
   cache.prefixes.set(dir, prefixHash);
   // This process compiled this very object before (the daemon): the same compiled object.
   const mine = cache.memo?.compiled.get(m);
-  if (mine !== undefined && mine.variant === cache.variant && mine.prefixHash === prefixHash && stillValid(env, mine.entry, mine.index !== cache.index)) {
-    keep(env, m, cache, mine.key, mine.entry);
-    if (mine.index !== cache.index) cache.memo!.compiled.set(m, { ...mine, index: cache.index });
-    return mine.model;
-  }
+  if (mine !== undefined && mine.variant === cache.variant && mine.prefixHash === prefixHash && stillValid(env, mine.entry, mine.index !== cache.index)) return { kind: 'memo', memo: mine };
   const last = cache.last;
   // A file unchanged since the cache's last compile of this variant: that compile's entry, without hashing the inputs.
   if (last !== undefined && cache.session.isUnchanged(m.abs) && last.prefixes.get(dir) === prefixHash) {
     const key = last.entries.get(m.abs);
     const hit = key === undefined ? undefined : cache.session.model(key);
-    if (hit !== undefined && stillValid(env, hit, !cache.sameIndex)) return reuse(env, m, cache, key!, hit, prefix, prefixHash);
+    if (hit !== undefined && stillValid(env, hit, !cache.sameIndex)) return { kind: 'entry', key: key!, entry: hit, prefix, prefixHash };
   }
   const key = entryKey(`${cache.globalKey}\u0000${prefixHash}\u0000${JSON.stringify([m.name, m.rel, m.body, m.config, m.hasFrontMatter, m.naming, m.tests, m.vars ?? null])}`);
   const hit = cache.session.model(key);
-  if (hit !== undefined && stillValid(env, hit)) return reuse(env, m, cache, key, hit, prefix, prefixHash);
+  if (hit !== undefined && stillValid(env, hit)) return { kind: 'entry', key, entry: hit, prefix, prefixHash };
+  return { kind: 'render', key, prefixHash };
+}
+
+function keepMemo(env: RenderEnv, m: ModelSource, cache: ModelCache, mine: CompiledMemo): CompiledModel {
+  keep(env, m, cache, mine.key, mine.entry);
+  if (mine.index !== cache.index) cache.memo!.compiled.set(m, { ...mine, index: cache.index });
+  return mine.model;
+}
+
+/** A rendered model kept for the next compile (unless its render listed every node). */
+function record(m: ModelSource, o: RenderOutcome, cache: ModelCache, key: string, prefixHash: string): void {
+  const c = o.model!;
   cache.rendered.push(m.name);
-  const lookups: Lookup[] = [];
-  const logs: [Level, string][] = [];
-  let cacheable = true;
-  const index: NodeLookup = {
-    get all() {
-      cacheable = false; // only error paths list every node
-      return env.index.all;
-    },
-    resolve(text) {
-      const n = env.index.resolve(text);
-      lookups.push(['r', text, signatureOf(n)]);
-      return n;
-    },
-    fullNameMatch(text) {
-      const n = env.index.fullNameMatch(text);
-      lookups.push(['f', text, signatureOf(n)]);
-      return n;
-    },
-  };
-  const recording: RenderEnv = {
-    ...env,
-    index,
-    logger: recordingLogger(env.logger, logs),
-    envVar(name) {
-      const v = lookupVar(name, env.stepEnv);
-      lookups.push(['e', name, v ?? null]);
-      return v;
-    },
-  };
-  const c = cache.renderer().compileModel(recording, m);
-  if (cacheable) {
-    const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
-    const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(lookups), readsEnv: lookups.some((l) => l[0] === 'e'), logs };
-    cache.session.keepModel(key, entry, true);
-    cache.entries.set(m.abs, key);
-    cache.memo?.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry, model: c });
-  }
-  return c;
+  if (!o.cacheable) return;
+  const sameConfig = c.config === m.config || JSON.stringify(c.config) === JSON.stringify(m.config);
+  const entry: CacheEntry = { sql: c.sql, pre: c.pre, post: c.post, config: sameConfig ? null : c.config, dependencies: c.dependencies, template: c.template === m.body ? null : c.template, lookups: dedupe(o.lookups), readsEnv: o.lookups.some((l) => l[0] === 'e'), logs: o.logs };
+  cache.session.keepModel(key, entry, true);
+  cache.entries.set(m.abs, key);
+  cache.memo?.compiled.set(m, { variant: cache.variant, prefixHash, index: cache.index, key, entry, model: c });
 }
 
 /** An entry's warnings logged again, and the entry kept for the next compile. */

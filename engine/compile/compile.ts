@@ -14,7 +14,7 @@ import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
 import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
 import type { CacheSession } from './cache-session.js';
-import { cachedModel, lastOrder, modelCache, recordCompile } from './cached-model.js';
+import { compileModels, lastOrder, modelCache, recordCompile } from './cached-model.js';
 import { hashText, signatureText } from './compile-cache.js';
 import { buildDag } from './compile-graph.js';
 import type { CompileMemo } from './compile-memo.js';
@@ -186,10 +186,10 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
     logger: opts.logger,
     stepEnv: opts.stepEnv,
   };
-  const models: CompiledModel[] = [];
+  let models: CompiledModel[];
   const cache = opts.cache ? modelCache(opts.cache, env, opts, project, hash) : undefined;
   try {
-    for (const m of project.models) models.push(cache ? cachedModel(env, m, cache) : opts.renderer().compileModel(env, m));
+    models = compileModels(env, project.models, cache, opts.renderer);
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }
