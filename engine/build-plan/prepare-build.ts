@@ -13,7 +13,8 @@
 import { join } from 'node:path';
 import { atWorkingDir, declaredType, loadConnections, type Connection, type ConnectionRegistry } from '../connections/index.js';
 import { duckdbCatalogName } from '../targets/duckdb/catalog.js';
-import { openCache } from '../compile/cache-session.js';
+import { openCache, type CacheSession } from '../compile/cache-session.js';
+import type { RenderWorkers } from '../compile/parallel-render.js';
 import type { ChangeJournal } from '../files/change-journal.js';
 import { CACHE_DIR_NAME, type CacheLocation } from '../compile/compile-cache.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
@@ -21,8 +22,8 @@ import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { findConfigFiles } from '../project/config.js';
-import { discover, findChildProjects } from '../project/discover.js';
-import { loadProject, resolveBuildPath } from '../project/load.js';
+import { discover, findChildProjects, type DiscoveredFile } from '../project/discover.js';
+import { loadProject, resolveBuildPath, type Project } from '../project/load.js';
 import { isDbtProject } from '../project/dbt/dbt-project-file.js';
 import type { compileDbtBuild } from '../project/dbt/load-dbt.js';
 import type { Renderer } from '../compile/renderer.js';
@@ -136,7 +137,20 @@ function compileBuild(req: BuildRequest, logger: Logger, parts: BuildParts): Com
   const mergeChildren = req.recursive && hasConfig ? findChildProjects(buildRoot) : undefined;
   const location = compileCacheLocation(buildRoot, req.compileCache);
   const cache = location ? openCache(location, logger, req.changes?.root === location.root ? req.changes : undefined) : undefined;
-  const project = loadProject(req.path, { ...req, logger, mergeChildren, ...(cache ? { cache } : {}) });
+  // A compile that will render its models (no cache entries to take them from) starts its render
+  // workers once the walk has counted them, so they load while this thread reads the files.
+  let workers: RenderWorkers | undefined;
+  const onWalk = cache === undefined || cache.empty ? (files: readonly DiscoveredFile[]) => (workers = parts.renderer().startRenderWorkers(files.filter((f) => f.kind === 'model').length, logger)) : undefined;
+  try {
+    const project = loadProject(req.path, { ...req, logger, mergeChildren, ...(cache ? { cache } : {}), ...(onWalk ? { onWalk } : {}) });
+    return compileLoaded(req, logger, parts, buildRoot, project, cache, workers);
+  } finally {
+    workers?.stop();
+  }
+}
+
+/** Target resolution and compile of a loaded project. */
+function compileLoaded(req: BuildRequest, logger: Logger, parts: BuildParts, buildRoot: string, project: Project, cache: CacheSession | undefined, workers: RenderWorkers | undefined): CompiledBuild {
   if (project.config.dbtProject === null && isDbtProject(buildRoot)) {
     logger.log('warn', `dbt_project.yml is not read: ${project.config.fileRel} makes this a project of service build's own format (remove it to build the dbt project)`);
   }
@@ -161,7 +175,7 @@ function compileBuild(req: BuildRequest, logger: Logger, parts: BuildParts): Com
     }
   }
   const catalog = connection?.type === 'duckdb' ? duckdbCatalogName(connection.path) : undefined;
-  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, renderer: parts.renderer, ...(catalog ? { catalog } : {}), ...(cache ? { cache } : {}) });
+  const compiled = compileProject(project, { logger, targetName, targetType, stepEnv: req.stepEnv, fullRefresh: req.fullRefresh, renderer: parts.renderer, ...(catalog ? { catalog } : {}), ...(cache ? { cache } : {}), ...(workers ? { workers } : {}) });
   const write = cache?.finish(logger);
   if (write !== undefined && !req.deferCacheWrite) write();
   return { root: project.root, compiled, targetName, connection, ...(write !== undefined && req.deferCacheWrite ? { writeCompileCache: write } : {}) };

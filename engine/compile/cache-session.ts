@@ -51,6 +51,11 @@ export class CacheSession implements LoadCache {
     if (rels !== undefined) this.changed = new Set(rels.map((rel) => `${journal.root}/${rel}`));
   }
 
+  /** No entry at all (no cache file yet, or an unreadable one): every model will be rendered. */
+  get empty(): boolean {
+    return this.opened.models.size === 0;
+  }
+
   model(key: string): CacheEntry | undefined {
     return this.opened.models.get(key);
   }

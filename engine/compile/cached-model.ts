@@ -12,7 +12,7 @@ import type { CacheSession } from './cache-session.js';
 import { compilerCodeStamp, entryKey, hashText, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
 import type { CompiledModel, CompileOptions } from './compile.js';
 import type { CompiledMemo, CompileMemo } from './compile-memo.js';
-import { renderModels } from './parallel-render.js';
+import type { RenderWorkers } from './parallel-render.js';
 import { signatureOf, type RenderOutcome } from './recorded-render.js';
 import type { RenderEnv } from './render-model.js';
 
@@ -76,10 +76,11 @@ type CacheAnswer =
  * then, in project order, each model's warnings logged and the first failure thrown,
  * as a model-by-model compile would.
  */
-export function compileModels(env: RenderEnv, models: readonly ModelSource[], cache: ModelCache | undefined, renderer: CompileOptions['renderer']): CompiledModel[] {
+export function compileModels(env: RenderEnv, models: readonly ModelSource[], cache: ModelCache | undefined, renderer: CompileOptions['renderer'], workers?: RenderWorkers): CompiledModel[] {
   const found = cache ? models.map((m) => lookUp(env, m, cache)) : undefined;
   const misses = found ? models.filter((_, i) => found[i]!.kind === 'render') : models;
-  const rendered = renderModels(env, misses, () => renderer().compileModel, env.logger);
+  if (misses.length === 0) workers?.stop();
+  const rendered = misses.length === 0 ? [] : renderer().renderModels(env, misses, env.logger, workers);
   let next = 0;
   return models.map((m, i) => {
     const f = found?.[i];

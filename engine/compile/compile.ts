@@ -20,6 +20,7 @@ import { buildDag } from './compile-graph.js';
 import type { CompileMemo } from './compile-memo.js';
 import { macroScopes } from './macros.js';
 import { NodeIndex } from './node-index.js';
+import type { RenderWorkers } from './parallel-render.js';
 import type { RenderEnv } from './render-model.js';
 import { lazyEngine, type Renderer } from './renderer.js';
 
@@ -102,6 +103,8 @@ export interface CompileOptions {
   readonly renderer: () => Renderer;
   /** The compile cache (cache-session.ts), opened before the project was loaded; omitted: none. The caller ends the session (`finish`). */
   readonly cache?: CacheSession;
+  /** Render workers started while the project loaded (parallel-render.ts): used or stopped by this compile. */
+  readonly workers?: RenderWorkers;
 }
 
 /**
@@ -189,7 +192,7 @@ function compileInner(loaded: Project, opts: CompileOptions): CompiledProject {
   let models: CompiledModel[];
   const cache = opts.cache ? modelCache(opts.cache, env, opts, project, hash) : undefined;
   try {
-    models = compileModels(env, project.models, cache, opts.renderer);
+    models = compileModels(env, project.models, cache, opts.renderer, opts.workers);
   } catch (err) {
     throw EngineError.wrap('could not compile models', err, 'compile');
   }

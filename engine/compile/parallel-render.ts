@@ -30,14 +30,16 @@ import type { ChunkAnswer, RenderJob, WireOutcome } from './render-job.js';
 import type { RenderEnv } from './render-model.js';
 
 /**
- * Fewest models to render for the parallel path. Measured on 2 cores (the
- * generated bench project, cold compile): at 1,000 models the worker's
- * start-up roughly equals its share, at 2,000 it saves ≈15 %, at 10,000
- * ≈30–40 % of the wall time.
+ * Fewest models to render for the parallel path. A worker costs ≈0.2–0.3 s of
+ * CPU before its first render (thread, modules, its own JIT warm-up) and its
+ * answers cost this thread their copy. Measured on 2 cores (the generated
+ * bench project, cold compile, this thread's CPU time against a compile
+ * without workers): 2,000 models −9 % and 4,000 models −9 %, each for
+ * 20–40 % more CPU in all; 10,000 models −26 %.
  */
-const PARALLEL_MIN_MODELS = 1500;
+const PARALLEL_MIN_MODELS = 5000;
 /** Models per chunk: large enough that a chunk's message is cheap next to its renders, small enough to share the tail. */
-const CHUNK_MODELS = 100;
+const CHUNK_MODELS = 50;
 /** Most render workers (beside this thread). */
 const MAX_WORKERS = 3;
 /** A worker that answers no chunk for this long is taken for dead. */
@@ -69,18 +71,54 @@ function workerEntry(): URL {
 
 type CompileModel = (env: RenderEnv, m: ModelSource) => CompiledModel;
 
-/** Every model's outcome, in model order. */
-export function renderModels(env: RenderEnv, models: readonly ModelSource[], compileModel: () => CompileModel, logger: Logger): RenderOutcome[] {
-  const m = mode();
-  const workers = m === 'off' ? 0 : Math.min(MAX_WORKERS, availableParallelism() - 1);
-  if (models.length === 0 || workers < 1 || (m === 'auto' && models.length < PARALLEL_MIN_MODELS)) {
-    const render = compileModel();
-    return models.map((x) => renderRecorded(env, x, render));
-  }
-  return renderParallel(env, models, compileModel(), workers, m === 'always', logger);
+/**
+ * Render workers started before their work is known: a compile that expects
+ * to render most of its models (no compile cache to take them from) starts
+ * them once the walk has counted the model files, so their threads and
+ * modules load while this thread reads the files. They wait for a job;
+ * renderModels gives them one or stops them.
+ */
+export interface RenderWorkers {
+  readonly threads: readonly Worker[];
+  /** Stops the workers (those that finished have stopped already). */
+  stop(): void;
 }
 
-function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: CompileModel, workers: number, fixedShares: boolean, logger: Logger): RenderOutcome[] {
+/** Workers for rendering `models` models, or undefined when this compile renders them all here (SERVICE_PARALLEL_RENDER, one core, too few). */
+export function startRenderWorkers(models: number, logger: Logger): RenderWorkers | undefined {
+  const count = workerCount(models);
+  if (count === 0) return undefined;
+  const threads: Worker[] = [];
+  for (let i = 0; i < count; i++) {
+    const worker = new Worker(workerEntry(), { env: SHARE_ENV });
+    // A worker that fails to start takes no chunk (this thread renders them all); say why at debug level.
+    worker.on('error', (err) => logger.log('debug', `render worker: ${err instanceof Error ? err.message : String(err)}`));
+    worker.unref();
+    threads.push(worker);
+  }
+  return { threads, stop: () => threads.forEach((w) => void w.terminate()) };
+}
+
+function workerCount(models: number): number {
+  const m = mode();
+  if (m === 'off' || models === 0 || (m === 'auto' && models < PARALLEL_MIN_MODELS)) return 0;
+  return Math.max(0, Math.min(MAX_WORKERS, availableParallelism() - 1));
+}
+
+/** Every model's outcome, in model order; `workers`: started before (startRenderWorkers), used or stopped here. */
+export function renderModels(env: RenderEnv, models: readonly ModelSource[], compileModel: CompileModel, logger: Logger, workers?: RenderWorkers): RenderOutcome[] {
+  const pool = workerCount(models.length) === 0 ? undefined : (workers ?? startRenderWorkers(models.length, logger));
+  if (pool !== workers) workers?.stop();
+  if (pool === undefined) return models.map((x) => renderRecorded(env, x, compileModel));
+  try {
+    return renderParallel(env, models, compileModel, pool.threads, mode() === 'always', logger);
+  } finally {
+    pool.stop();
+  }
+}
+
+function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: CompileModel, threads: readonly Worker[], fixedShares: boolean, logger: Logger): RenderOutcome[] {
+  const workers = threads.length;
   const size = Math.max(1, Math.min(CHUNK_MODELS, Math.floor(models.length / ((workers + 1) * 2))));
   const chunkCount = Math.ceil(models.length / size);
   const chunkOf = (id: number) => models.slice(id * size, Math.min(models.length, (id + 1) * size));
@@ -89,7 +127,6 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
   const perWorker = Math.ceil((chunkCount - own) / workers);
   const control = new Int32Array(new SharedArrayBuffer((chunkCount + 1) * 4));
   const answered = chunkCount;
-  const started: Worker[] = [];
   const ports: MessagePort[] = [];
   for (let w = 0; w < workers; w++) {
     const first = own + w * perWorker;
@@ -99,7 +136,7 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
     for (let id = first; id < last; id++) chunks.push({ id, models: chunkOf(id) });
     const { port1, port2 } = new MessageChannel();
     ports.push(port1);
-    started.push(startWorker(env, chunks, control.buffer as SharedArrayBuffer, port2, logger));
+    post(threads[w]!, env, chunks, control.buffer as SharedArrayBuffer, port2);
   }
   const outcomes: (RenderOutcome[] | undefined)[] = new Array(chunkCount);
   const renderChunk = (id: number) => (outcomes[id] = chunkOf(id).map((x) => renderRecorded(env, x, render)));
@@ -112,7 +149,7 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
   }
   // In fixed shares this thread took only its own: the workers take all of theirs, however late they start.
   const theirs = chunkCount - (fixedShares ? own : mine);
-  const threads = new Map<number, number>();
+  const counts = new Map<number, number>();
   let received = 0;
   const waitStart = performance.now();
   try {
@@ -125,7 +162,7 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
       }
       const a = msg.message;
       received++;
-      threads.set(a.threadId, (threads.get(a.threadId) ?? 0) + chunkOf(a.id).length);
+      counts.set(a.threadId, (counts.get(a.threadId) ?? 0) + chunkOf(a.id).length);
       if ('failure' in a) {
         logger.log('debug', `render worker ${a.threadId}: ${a.failure}; chunk ${a.id} rendered on the main thread`);
         renderChunk(a.id);
@@ -136,22 +173,18 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
     }
   } finally {
     for (const p of ports) p.close();
-    for (const w of started) void w.terminate();
   }
   const waited = performance.now() - waitStart;
-  logger.log('debug', `parallel render: ${models.length} models; this thread rendered ${models.length - [...threads.values()].reduce((a, b) => a + b, 0)}${[...threads].map(([id, n]) => `, worker thread ${id} ${n}`).join('')}; waited ${waited.toFixed(0)} ms for the workers`);
+  logger.log('debug', `parallel render: ${models.length} models; this thread rendered ${models.length - [...counts.values()].reduce((a, b) => a + b, 0)}${[...counts].map(([id, n]) => `, worker thread ${id} ${n}`).join('')}; waited ${waited.toFixed(0)} ms for the workers`);
   return outcomes.flatMap((o) => o!);
 }
 
-function startWorker(env: RenderEnv, chunks: RenderJob['chunks'], control: SharedArrayBuffer, port: MessagePort, logger: Logger): Worker {
+/** A worker's job: what its renders read, and its share of the chunks. */
+function post(worker: Worker, env: RenderEnv, chunks: RenderJob['chunks'], control: SharedArrayBuffer, port: MessagePort): void {
   const prefixes: Record<string, string> = {};
   for (const c of chunks) for (const m of c.models) prefixes[dirOf(m.rel)] ??= env.macros.prefixFor(dirOf(m.rel));
-  const job: Omit<RenderJob, 'port'> = { nodes: env.index.all, prefixes, vars: env.vars, target: env.target, ...(env.stepEnv ? { stepEnv: env.stepEnv } : {}), chunks, control };
-  const worker = new Worker(workerEntry(), { workerData: { ...job, port }, transferList: [port], env: SHARE_ENV });
-  // A worker that fails to start takes no chunk (this thread renders them all); say why at debug level.
-  worker.on('error', (err) => logger.log('debug', `render worker: ${err instanceof Error ? err.message : String(err)}`));
-  worker.unref();
-  return worker;
+  const job: RenderJob = { nodes: env.index.all, prefixes, vars: env.vars, target: env.target, ...(env.stepEnv ? { stepEnv: env.stepEnv } : {}), chunks, control, port };
+  worker.postMessage(job, [port]);
 }
 
 const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');

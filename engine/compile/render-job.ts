@@ -1,8 +1,8 @@
 /**
  * What the main thread and a render worker (parallel-render.ts,
- * render-worker.ts) exchange. The worker gets everything a render reads
- * — the node index, macro prefixes, vars, target — once, in its
- * `workerData`, and its models as chunks; it answers one message per chunk.
+ * render-worker.ts) exchange. The worker gets one job message: everything a
+ * render reads — the node index, macro prefixes, vars, target — and its
+ * models as chunks; it answers one message per chunk on the job's port.
  */
 import type { SerializedError } from '../errors.js';
 import type { Lookup } from './compile-cache.js';

@@ -1,54 +1,55 @@
 /**
- * A render worker's thread (parallel-render.ts): takes its chunks from the
+ * A render worker's thread (parallel-render.ts): once its job arrives, takes its chunks from the
  * last to the first — the main thread works from the front and takes what
  * is left — renders each model as the main thread would (renderRecorded,
  * the same model pipeline and engine), and answers each chunk on the port,
  * then counts it in the shared control block for the waiting main thread.
  */
-import { threadId, workerData } from 'node:worker_threads';
+import { parentPort, threadId } from 'node:worker_threads';
 import { errorChain, serializeError } from '../errors.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
 import { compileModel } from './compile-model.js';
 import { NodeIndex } from './node-index.js';
 import { renderRecorded } from './recorded-render.js';
 import type { RenderEnv } from './render-model.js';
+import type { ModelSource } from '../project/load.js';
 import type { ChunkAnswer, RenderJob, WireOutcome } from './render-job.js';
 
-const job = workerData as RenderJob;
-const control = new Int32Array(job.control);
-const answered = control.length - 1;
+// The job comes as one message (parallel-render.ts `post`); the thread may have started well before it.
+parentPort!.once('message', (job: RenderJob) => run(job));
 
-const env: RenderEnv = {
-  engine: createNunjucksEngine(),
-  index: new NodeIndex(job.nodes),
-  macros: { prefixFor: (dir) => job.prefixes[dir] ?? '' },
-  vars: job.vars,
-  target: job.target,
-  // renderRecorded keeps the warnings for the main thread to log.
-  logger: { log: () => {}, enabled: () => true },
-  ...(job.stepEnv ? { stepEnv: job.stepEnv } : {}),
-};
-
-function render(models: readonly RenderJob['chunks'][number]['models'][number][]): WireOutcome[] {
-  return models.map((m) => {
-    const o = renderRecorded(env, m, compileModel);
-    if (o.model === undefined) return { error: serializeError(o.error), lookups: o.lookups, logs: o.logs, cacheable: o.cacheable };
-    const c = o.model;
-    return { sql: c.sql, pre: c.pre, post: c.post, config: c.config === m.config ? null : c.config, dependencies: c.dependencies, template: c.template, lookups: o.lookups, logs: o.logs, cacheable: o.cacheable };
-  });
-}
-
-for (let i = job.chunks.length - 1; i >= 0; i--) {
-  const chunk = job.chunks[i]!;
-  if (Atomics.compareExchange(control, chunk.id, 0, 1) !== 0) break; // the main thread got here first: it takes the rest
-  let answer: ChunkAnswer;
-  try {
-    answer = { id: chunk.id, threadId, outcomes: render(chunk.models) };
-  } catch (err) {
-    answer = { id: chunk.id, threadId, failure: errorChain(err) };
+function run(job: RenderJob): void {
+  const control = new Int32Array(job.control);
+  const answered = control.length - 1;
+  const env: RenderEnv = {
+    engine: createNunjucksEngine(),
+    index: new NodeIndex(job.nodes),
+    macros: { prefixFor: (dir) => job.prefixes[dir] ?? '' },
+    vars: job.vars,
+    target: job.target,
+    // renderRecorded keeps the warnings for the main thread to log.
+    logger: { log: () => {}, enabled: () => true },
+    ...(job.stepEnv ? { stepEnv: job.stepEnv } : {}),
+  };
+  for (let i = job.chunks.length - 1; i >= 0; i--) {
+    const chunk = job.chunks[i]!;
+    if (Atomics.compareExchange(control, chunk.id, 0, 1) !== 0) break; // the main thread got here first: it takes the rest
+    let answer: ChunkAnswer;
+    try {
+      answer = { id: chunk.id, threadId, outcomes: chunk.models.map((m) => render(env, m)) };
+    } catch (err) {
+      answer = { id: chunk.id, threadId, failure: errorChain(err) };
+    }
+    job.port.postMessage(answer);
+    Atomics.add(control, answered, 1);
+    Atomics.notify(control, answered);
   }
-  job.port.postMessage(answer);
-  Atomics.add(control, answered, 1);
-  Atomics.notify(control, answered);
+  job.port.close();
 }
-job.port.close();
+
+function render(env: RenderEnv, m: ModelSource): WireOutcome {
+  const o = renderRecorded(env, m, compileModel);
+  if (o.model === undefined) return { error: serializeError(o.error), lookups: o.lookups, logs: o.logs, cacheable: o.cacheable };
+  const c = o.model;
+  return { sql: c.sql, pre: c.pre, post: c.post, config: c.config === m.config ? null : c.config, dependencies: c.dependencies, template: c.template, lookups: o.lookups, logs: o.logs, cacheable: o.cacheable };
+}

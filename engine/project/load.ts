@@ -75,6 +75,8 @@ export interface LoadOptions extends SettingsFlags {
   readonly mergeChildren?: readonly string[];
   /** The compile cache (engine/compile/cache-session.ts): unchanged files are not read, or not even loaded again. */
   readonly cache?: LoadCache;
+  /** Called with the walk's files before any is read (a compile starts its render workers: engine/compile/parallel-render.ts). */
+  readonly onWalk?: (files: readonly DiscoveredFile[]) => void;
 }
 
 /** What the compile cache watches of a walk: the directories it lists, and whether it meets a symbolic link. */
@@ -127,6 +129,7 @@ export function loadWithConfig(root: string, config: BuildConfig, settings: Sett
   };
   const { files, ignored, reused } = opts.cache ? opts.cache.walk(JSON.stringify([config.dbtProject, children.map((c) => c.dir)]), walk) : walk();
   for (const f of ignored) opts.logger.log('warn', `${f}: not used (${unusedReason(f)})`);
+  opts.onWalk?.(files);
   const loadKey = JSON.stringify([config, settings, children], withSets);
   const cache = opts.cache;
   const models: ModelSource[] = [];
