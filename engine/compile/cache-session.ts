@@ -13,6 +13,7 @@ import type { LoadCache, ModelSource, SeedSource, WalkWatch } from '../project/l
 import { hasStamp, keepStore, memoOf, openStore, saveStore, statStamp, type CacheEntry, type CacheLocation, type LastCompile, type ParsedConfig, type SourceEntry, type Stamp, type Store, type StoredWalk } from './compile-cache.js';
 import type { BuildConfig } from '../project/config.js';
 import type { CompileMemo, JournalMark, LogLine, WalkMemo } from './compile-memo.js';
+import type { StatAhead } from './stat-ahead.js';
 
 export class CacheSession implements LoadCache {
   private readonly usedModels = new Map<string, CacheEntry>();
@@ -42,6 +43,8 @@ export class CacheSession implements LoadCache {
     readonly location: CacheLocation,
     private readonly opened: Store,
     journal?: ChangeJournal,
+    /** The model files' stats, made ahead on a helper thread (stat-ahead.ts). */
+    private readonly ahead?: StatAhead,
   ) {
     this.memo = location.dir === undefined ? memoOf(location.root) : undefined;
     if (journal === undefined || this.memo === undefined) return;
@@ -82,7 +85,7 @@ export class CacheSession implements LoadCache {
    */
   readModelSource(abs: string, parse: (text: string) => FrontMatter): FrontMatter {
     const hit = this.opened.sources.get(abs);
-    const stamp = statStamp(abs, this.now, hit?.[0]);
+    const stamp = statStamp(abs, this.now, hit?.[0], this.ahead);
     if (hit !== undefined && stamp === hit[0]) {
       this.usedSources.set(abs, hit);
       this.unchanged.add(abs);
@@ -212,6 +215,7 @@ export class CacheSession implements LoadCache {
    * output is out; nothing to write (an unchanged project): undefined.
    */
   finish(logger: Logger): (() => void) | undefined {
+    this.ahead?.stop();
     if (this.memo !== undefined) {
       if (this.mark !== undefined) this.memo.journal = this.mark;
       if (this.walked !== undefined) this.memo.walk = this.walked;
@@ -243,5 +247,6 @@ export class CacheSession implements LoadCache {
 
 /** Opens the cache of a build directory for one compile (compile-cache.ts `openStore`); `journal`: what changed under it (the daemon). */
 export function openCache(loc: CacheLocation, logger: Logger, journal?: ChangeJournal): CacheSession {
-  return new CacheSession(loc, openStore(loc, logger), journal);
+  const { store, ahead } = openStore(loc, logger);
+  return new CacheSession(loc, store, journal, ahead);
 }

@@ -38,6 +38,7 @@ import type { ModelConfig } from '../project/model-config.js';
 import { CompileMemo } from './compile-memo.js';
 import { CACHE_FORMAT, cacheFileText, readCacheFile } from './cache-file.js';
 import type { IndexedNode } from './node-index.js';
+import { STAT_AHEAD_MIN_BYTES, StatAhead, type StatValues } from './stat-ahead.js';
 
 export const CACHE_DIR_NAME = '.service';
 export const CACHE_FILE_NAME = 'compile-cache';
@@ -162,13 +163,11 @@ export interface CacheLocation {
 }
 
 function fileStampOf(file: string): string | undefined {
-  try {
-    const st = statSync(file);
-    return `${st.mtimeMs}:${st.size}`;
-  } catch {
-    return undefined;
-  }
+  const st = statSync(file, { throwIfNoEntry: false });
+  return st === undefined ? undefined : fileStamp(st);
 }
+
+const fileStamp = (st: { mtimeMs: number; size: number }) => `${st.mtimeMs}:${st.size}`;
 
 /**
  * A file's stat stamp, like git's index: modification and change times,
@@ -177,11 +176,11 @@ function fileStampOf(file: string): string | undefined {
  * it has been quiet for a while. With `known`, the file's stamp when equal
  * to it is `known` itself: one stat both checks a stamp and makes the new one.
  */
-export function statStamp(abs: string, now: number, known?: Stamp): Stamp | undefined {
-  const st = trustedStat(abs, now);
+export function statStamp(abs: string, now: number, known?: Stamp, ahead?: StatAhead): Stamp | undefined {
+  const st = trustedStat(abs, now, ahead);
   if (st === undefined) return undefined;
-  if (known !== undefined && st.mtimeMs === known[0] && st.ctimeMs === known[1] && st.size === known[2] && st.ino === known[3]) return known;
-  return [st.mtimeMs, st.ctimeMs, st.size, st.ino];
+  if (known !== undefined && st[0] === known[0] && st[1] === known[1] && st[2] === known[2] && st[3] === known[3]) return known;
+  return st;
 }
 
 /** Whether the file at `abs` has the stat stamp `stamp` (and is old enough to be trusted by it). */
@@ -189,9 +188,14 @@ export function hasStamp(abs: string, now: number, stamp: Stamp): boolean {
   return statStamp(abs, now, stamp) === stamp;
 }
 
-function trustedStat(abs: string, now: number): { mtimeMs: number; ctimeMs: number; size: number; ino: number } | undefined {
-  const st = statSync(abs, { throwIfNoEntry: false });
-  return st === undefined || now - st.mtimeMs < 2000 || now - st.ctimeMs < 2000 ? undefined : st;
+/** `ahead`: the values its helper thread stat'ed (stat-ahead.ts), when it has the file. */
+function trustedStat(abs: string, now: number, ahead?: StatAhead): StatValues | undefined {
+  let st = ahead?.values(abs);
+  if (st === undefined) {
+    const s = statSync(abs, { throwIfNoEntry: false });
+    st = s === undefined ? null : [s.mtimeMs, s.ctimeMs, s.size, s.ino];
+  }
+  return st === null || now - st[0] < 2000 || now - st[1] < 2000 ? undefined : st;
 }
 
 const empty = (): Store => ({ models: new Map(), sources: new Map(), configs: new Map(), last: undefined, fileStamp: undefined });
@@ -201,15 +205,23 @@ const empty = (): Store => ({ models: new Map(), sources: new Map(), configs: ne
  * changed since this process read or wrote it, else the file's (nothing
  * when it is missing or corrupt — then the compile is a full one).
  */
-export function openStore(loc: CacheLocation, logger: Logger): Store {
+export function openStore(loc: CacheLocation, logger: Logger): { store: Store; ahead?: StatAhead } {
   const mem = stores.get(loc.root);
-  if (loc.dir === undefined) return mem ?? empty();
+  if (loc.dir === undefined) return { store: mem ?? empty() };
   const file = join(loc.dir, CACHE_FILE_NAME);
-  const stamp = fileStampOf(file);
-  if (mem && mem.fileStamp === stamp) return mem;
-  if (stamp === undefined) return mem ?? empty();
+  const st = statSync(file, { throwIfNoEntry: false });
+  const stamp = st === undefined ? undefined : fileStamp(st);
+  if (mem && mem.fileStamp === stamp) return { store: mem };
+  if (st === undefined) return { store: mem ?? empty() };
+  // A large file: its model files are stat'ed on a helper thread, which starts while the file is read.
+  const ahead = st.size >= STAT_AHEAD_MIN_BYTES ? new StatAhead() : undefined;
   const read = readCacheFile(file, logger);
-  return read ? { ...read, fileStamp: stamp } : empty();
+  if (!read) {
+    ahead?.stop();
+    return { store: empty() };
+  }
+  ahead?.stat([...read.sources.keys()]);
+  return { store: { ...read, fileStamp: stamp }, ...(ahead ? { ahead } : {}) };
 }
 
 /** Writes `store` to the cache file in `dir` and keeps it as the directory's in-memory store. */
