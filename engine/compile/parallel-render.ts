@@ -5,7 +5,7 @@
  * host (command line, daemon, pipeline steps, lineage).
  *
  * The models are cut into chunks. The first share stays here; the rest are
- * posted to the workers (one message: a worker's `workerData`) as each
+ * posted to the workers (one job message each, render-job.ts) as each
  * worker's share. This thread renders from the first chunk on, and once
  * its share is done keeps taking chunks from the front of the workers'
  * shares, while each worker takes its own from the back; a chunk is taken
