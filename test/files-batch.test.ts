@@ -1,7 +1,7 @@
 // Plain-file saves sharing a turn of the project lock:
 // ProjectLock.join groups only callers queued back to back, a group's items
 // are handled in arrival order, ProjectTree.commitBatch settles each item on
-// its own (renames on the commit thread), and saveFile through the job layer
+// its own (renames on the file writer thread), and saveFile through the job layer
 // keeps arrival order against deletes and job side effects.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
