@@ -1,15 +1,16 @@
 // Plain-file saves sharing a turn of the project lock:
 // ProjectLock.join groups only callers queued back to back, a group's items
 // are handled in arrival order, ProjectTree.commitBatch settles each item on
-// its own (renames on the commit thread), and saveFile through the job layer
+// its own (renames on the file writer thread), and saveFile through the job layer
 // keeps arrival order against deletes and job side effects.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EngineError } from '../engine/errors.js';
 import { isTempName, stageFile } from '../engine/files/atomic-write.js';
+import { stageInThread } from '../engine/files/file-writer.js';
 import { projectLock, ProjectLock, type GroupRunner } from '../engine/files/project-lock.js';
 import { ProjectTree, type BatchSave } from '../engine/files/project-tree.js';
 import { deleteFile, saveFile } from '../engine/daemon-projects/file-service.js';
@@ -130,6 +131,29 @@ test('join: a caller already holding the lock runs its item alone, at once', asy
   };
   assert.equal(await lock.run(() => lock.join(runner, 7)), 7);
   assert.deepEqual(groups, [[7]]);
+});
+
+// ---- stageInThread ----
+
+test('stageInThread: the stages of one turn are written together, each settles on its own (a missing directory fails alone)', async () => {
+  const root = path.join(await freshBase(), 'root');
+  await mkdir(path.join(root, 'd'), { recursive: true });
+  const names = ['d/a.txt', 'nowhere/b.txt', 'd/a.txt', 'd/c.bin'];
+  const bodies = [Buffer.from('first'), Buffer.from('lost'), Buffer.from('second'), Buffer.from([0, 255, 1])];
+  const results = await Promise.allSettled(names.map((n, i) => stageInThread(path.join(root, n), bodies[i]!)));
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  const failure = (results[1] as PromiseRejectedResult).reason as NodeJS.ErrnoException;
+  assert.equal(failure.code, 'ENOENT');
+  assert.match(failure.message, /nowhere/);
+  for (const i of [0, 2, 3]) {
+    const staged = (results[i] as PromiseFulfilledResult<Awaited<ReturnType<typeof stageInThread>>>).value;
+    assert.equal(staged.target, path.join(root, names[i]!));
+    assert.equal(path.dirname(staged.temp), path.dirname(staged.target));
+    assert.ok(isTempName(path.basename(staged.temp)));
+    assert.deepEqual(await readFile(staged.temp), bodies[i]);
+    assert.equal(staged.stats.size, bodies[i]!.length);
+  }
+  assert.equal((await temporaries(root)).length, 3, 'the failed stage left no temporary');
 });
 
 // ---- ProjectTree.commitBatch ----

@@ -62,7 +62,8 @@ export function listFiles(p: ProjectScope, options: ListOptions): Promise<Projec
 
 /**
  * Save. The content is written and fsync'ed before the save asks for the
- * project lock (ProjectTree.stage); under the lock only the checks, the
+ * project lock (ProjectTree.stage: on the file writer thread, together with
+ * the other saves of the same event-loop turn); under the lock only the checks, the
  * rename and the job changes run. The directory fsync that makes the rename
  * durable runs after the lock is released (other saves share it) and before
  * the answer.
@@ -70,7 +71,11 @@ export function listFiles(p: ProjectScope, options: ListOptions): Promise<Projec
  * A file whose name cannot hold a job file (not .yaml/.yml/.sql) shares its
  * turn at the lock with the like saves queued with it (savePlainFiles): their
  * checks and renames run one after the other in arrival order, the renames
- * on the commit thread, a batch per round trip.
+ * on the file writer thread, a batch per round trip.
+ *
+ * Durability is unchanged: a save answers only once its temporary file was
+ * fsync'ed, renamed over the target and the directory fsync'ed, so a 200
+ * means the bytes and the rename are on disk.
  */
 export async function saveFile(p: ProjectScope, input: SaveInput): Promise<SaveFileResult> {
   const { name } = input;

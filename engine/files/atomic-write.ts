@@ -31,7 +31,7 @@ export interface StagedFile {
   readonly target: string;
   readonly temp: string;
   /** The temporary file's stat after the fsync: its size and mtime are the target's once renamed. */
-  readonly stats: Stats;
+  readonly stats: Pick<Stats, 'mode' | 'size' | 'mtime'>;
 }
 
 /** Random bytes for temporary names, drawn 12 at a time; refilled when used up. */

@@ -25,7 +25,7 @@ export function directoryEntry(name: string, st: Stats, withBody: boolean): Proj
 }
 
 /** A regular-file entry; `content` given → body (and encoding) included. */
-export function fileEntry(name: string, st: Stats, content?: Buffer): ProjectFile {
+export function fileEntry(name: string, st: Pick<Stats, 'mtime' | 'size'>, content?: Buffer): ProjectFile {
   const updated = st.mtime.toISOString();
   if (content === undefined) return { name, is_dir: false, updated, size: st.size };
   if (isUtf8(content)) return { name, body: content.toString('utf8'), is_dir: false, updated, size: content.length };

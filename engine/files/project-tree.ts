@@ -11,7 +11,7 @@ import { lstat, mkdir, open, readdir, realpath, rename as fsRename, rm, stat } f
 import { statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { EngineError } from '../errors.js';
-import { commitInThread, type CommitReply } from './commit-thread.js';
+import { commitInThread, stageInThread, type CommitReply } from './file-writer.js';
 import { commitStaged, commitStagedSync, discardStaged, isTempName, stageFile, syncDirectory, tempPath, type StagedFile } from './atomic-write.js';
 import { decodeBody, directoryEntry, fileEntry, type ProjectFile } from './file-entry.js';
 import { fileNameProblem, isInside, validateFileName, validatePrefix } from './file-name.js';
@@ -250,7 +250,7 @@ export class ProjectTree {
    * For a caller holding the project lock: saves several files one after the
    * other in the given order, as `save` would with their staged content, and
    * settles each on its own (a conflict or failure of one leaves the others
-   * alone). The renames run on the commit thread, as many per round trip as
+   * alone). The renames run on the file writer thread, as many per round trip as
    * possible; an item without staged content, or whose temporary vanished
    * (a delete or pull came first), is written afresh under the lock before
    * the items after it. A failed item's temporary is removed. Directories
@@ -291,7 +291,7 @@ export class ProjectTree {
       if (replies.length === 0 || (replies.length < run.length && replies.at(-1)?.kind !== 'missing')) {
         const unanswered = run.slice(replies.length);
         await Promise.all(unanswered.map((i) => discardStaged(i.staged)));
-        replies = [...replies, ...unanswered.map((): CommitReply => ({ kind: 'error', op: 'rename', message: 'no answer from the file commit thread' }))];
+        replies = [...replies, ...unanswered.map((): CommitReply => ({ kind: 'error', op: 'rename', message: 'no answer from the file writer thread' }))];
       }
       replies.forEach((reply, k) => {
         const { name, staged } = run[k]!;
@@ -332,12 +332,13 @@ export class ProjectTree {
 
   /**
    * Starts writing `data` for the file `name` to a temporary file beside it
-   * and fsyncing it, without the project lock; pass the result to `save`.
+   * and fsyncing it, without the project lock, on the file writer thread
+   * with the other stages of this event-loop turn; pass the result to `save`.
    * `abs`: `resolve(name)`, when the caller has it already. The write itself
    * never rejects (see Staging).
    */
   stage(name: string, data: Uint8Array, abs = this.resolve(name)): Staging {
-    return { name, abs, file: stageFile(abs, data).catch(() => null) };
+    return { name, abs, file: stageInThread(abs, data).catch(() => null) };
   }
 
   /** Removes what `stage` wrote when the save it was for is not going to happen. */

@@ -17,7 +17,9 @@
  * different filter on every request (bench suite 4, 1 reader on the 2-core
  * dev machine): main thread ≈150–230 µs of CPU a request, reader ≈170 µs.
  *
- * Requests go to the thread with the fewest in flight. A failed statement
+ * Requests go to the thread with the fewest in flight; those a thread gets
+ * during one turn of the event loop cross in one message at its end, and
+ * their answers come back in one. A failed statement
  * rejects with an Error carrying SQLite's message and code; a thread that
  * exits rejects what it had in flight and is replaced on the next request.
  */
@@ -45,8 +47,7 @@ const prepare = (n, sql, raw) => {
   return s;
 };
 const encoder = new TextEncoder();
-parentPort.on('message', (m) => {
-  if (m.close) { db.close(); parentPort.close(); return; }
+function run(m) {
   try {
     if (m.fillSql !== undefined) prepare(m.fill, m.fillSql, true); // prepared now: later requests do not carry it
     const rows = prepare(m.statement, m.sql, false).all(...m.params);
@@ -56,11 +57,15 @@ parentPort.on('message', (m) => {
       const texts = new Map(prepare(m.fill, m.fillSql, true).all(JSON.stringify(missing)));
       for (let i = 0; i < rows.length; i++) if (typeof rows[i] === 'number') rows[i] = texts.get(rows[i]);
     }
-    const bytes = encoder.encode('[' + rows.join(',') + ']');
-    parentPort.postMessage({ id: m.id, bytes }, [bytes.buffer]);
+    return { id: m.id, bytes: encoder.encode('[' + rows.join(',') + ']') };
   } catch (e) {
-    parentPort.postMessage({ id: m.id, error: { message: String(e && e.message), code: e && e.code } });
+    return { id: m.id, error: { message: String(e && e.message), code: e && e.code } };
   }
+}
+parentPort.on('message', (m) => {
+  if (m.close) { db.close(); parentPort.close(); return; }
+  const replies = m.batch.map(run);
+  parentPort.postMessage(replies, replies.flatMap((r) => (r.bytes ? [r.bytes.buffer] : [])));
 });
 `;
 
@@ -76,6 +81,8 @@ interface Pending {
 interface Reader {
   readonly worker: Worker;
   readonly pending: Map<number, Pending>;
+  /** Requests of this turn of the event loop not sent yet: they cross in one message at its end. */
+  queued: Record<string, unknown>[];
   /** Statement numbers this thread has prepared: their SQL is not sent again. */
   readonly prepared: Set<number>;
 }
@@ -113,8 +120,17 @@ export class SqliteReaders {
     return new Promise<Buffer>((resolve, reject) => {
       r.pending.set(id, { resolve, reject, ...(first ? { prepares: [statement, fillStatement] } : {}) });
       if (r.pending.size === 1) r.worker.ref();
-      r.worker.postMessage({ id, statement, params, fill: fillStatement, ...(first ? { sql, fillSql: fill } : {}) });
+      if (r.queued.length === 0) setImmediate(() => this.#send(r));
+      r.queued.push({ id, statement, params, fill: fillStatement, ...(first ? { sql, fillSql: fill } : {}) });
     });
+  }
+
+  /** Sends what `r` was asked during this turn (one message per thread and turn: each costs the main thread a wake-up of that thread). */
+  #send(r: Reader): void {
+    const batch = r.queued;
+    if (batch.length === 0) return; // already sent by close
+    r.queued = [];
+    r.worker.postMessage({ batch });
   }
 
   #number(sql: string): number {
@@ -132,6 +148,7 @@ export class SqliteReaders {
         this.#readers[i] = null;
         const exited = new Promise<void>((resolve) => r.worker.once('exit', () => resolve()));
         r.worker.ref(); // the exit is awaited: keep the event loop alive until it comes
+        this.#send(r); // requests of this turn are still answered
         r.worker.postMessage({ close: true });
         await exited;
       }),
@@ -154,21 +171,26 @@ export class SqliteReaders {
   #start(slot: number): Reader {
     // execArgv: none of the parent's flags (e.g. a TypeScript loader) are needed for this code.
     const worker = new Worker(SOURCE, { eval: true, execArgv: [], name: `sqlite-reader-${slot}`, workerData: { driver: DRIVER, file: this.#file } });
-    const reader: Reader = { worker, pending: new Map(), prepared: new Set() };
+    const reader: Reader = { worker, pending: new Map(), queued: [], prepared: new Set() };
     worker.unref(); // referenced only while a request is in flight
     const fail = (err: Error) => {
       if (this.#readers[slot] === reader) this.#readers[slot] = null;
       for (const p of reader.pending.values()) p.reject(err);
       reader.pending.clear();
     };
-    worker.on('message', (m: Reply) => {
-      const p = reader.pending.get(m.id);
-      if (p === undefined) return;
-      reader.pending.delete(m.id);
+    worker.on('message', (replies: Reply[]) => {
+      for (const m of replies) {
+        const p = reader.pending.get(m.id);
+        if (p === undefined) continue;
+        reader.pending.delete(m.id);
+        if ('bytes' in m) {
+          p.resolve(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength));
+          continue;
+        }
+        for (const n of p.prepares ?? []) reader.prepared.delete(n);
+        p.reject(Object.assign(new Error(m.error.message), m.error.code !== undefined ? { code: m.error.code } : {}));
+      }
       if (reader.pending.size === 0) worker.unref();
-      if ('bytes' in m) return p.resolve(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength));
-      for (const n of p.prepares ?? []) reader.prepared.delete(n);
-      p.reject(Object.assign(new Error(m.error.message), m.error.code !== undefined ? { code: m.error.code } : {}));
     });
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`SQLite reader thread ${slot} of ${this.#file} exited (code ${code})`)));

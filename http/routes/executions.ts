@@ -39,10 +39,12 @@ export function rfc3339(text: unknown): string | undefined {
   if (typeof text !== 'string') return undefined;
   const m = RFC3339.exec(text);
   if (!m) return undefined;
-  const [, y, mo, d, h, mi, s, , , oh, om] = m;
+  const [, y, mo, d, h, mi, s, frac, zone, oh, om] = m;
   const daysIn = new Date(Date.UTC(Number(y), Number(mo), 0)).getUTCDate();
   if (Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > daysIn) return undefined;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || Number(oh ?? 0) > 23 || Number(om ?? 0) > 59) return undefined;
+  // Already canonical (as toISOString writes it, the form clients send back): itself, without a second parse.
+  if (frac?.length === 4 && zone === 'Z' && text[10] === 'T') return text;
   const t = new Date(text.replace(' ', 'T'));
   return Number.isNaN(t.getTime()) ? undefined : t.toISOString();
 }
