@@ -18,6 +18,7 @@ import { cleanUpInterrupted } from '../actors/daemon/recovery-cleanup.js';
 import { Scheduler } from '../actors/daemon/scheduler.js';
 import { closeAllDuckDbActors } from '../actors/duckdb-actor.js';
 import { setWorkerNiceness, TaskPool } from '../actors/pool.js';
+import { reniceThreadpool } from '../actors/threadpool-niceness.js';
 import { readEnvFile } from '../engine/connections/index.js';
 import { cachedConnections } from '../engine/connections/registry-cache.js';
 import { ClusterDb, CANCEL_CHANNEL, QUEUE_CHANNEL } from '../engine/cluster/cluster-db.js';
@@ -92,6 +93,12 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   // 7–11 ms and 5,700–6,600 req/s with it (three alternating runs of each build, bench suite 4's
   // load); the replication took no longer.
   setWorkerNiceness(WORKER_NICENESS);
+  // DuckDB's statements (and the threads DuckDB starts) run in libuv's threadpool: the same
+  // nice value, before any DuckDB file opens.
+  const threadpool = await reniceThreadpool(WORKER_NICENESS);
+  if (threadpool.reniced < threadpool.expected) {
+    logger.log('warn', `threadpool priority: ${threadpool.reniced} of ${threadpool.expected} libuv threadpool threads set to nice ${WORKER_NICENESS} (DuckDB's work on the others competes with requests)`);
+  }
   const registries = cachedConnections();
   const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
   // Execution tasks (build nodes, streams, queries) mostly wait on a database: each thread runs several.

@@ -2,7 +2,10 @@
  * A DuckDB connection as one replication task uses it: the connection of a
  * database file's actor (main thread), or a task-local in-memory instance
  * (worker threads, file sources and targets). Statements check the task's
- * signal first; an interrupted statement fails with `cancelled`.
+ * signal first, and aborting it interrupts the statement in flight
+ * (`connection.interrupt()`, repeated until the statement settles: an
+ * interrupt that lands between two of DuckDB's checks is lost); an
+ * interrupted statement fails with `cancelled`.
  *
  * The task-local instance never opens a database file: file readers and
  * writers run in memory, spilling to the task's temp directory past
@@ -10,6 +13,7 @@
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { EngineError } from '../errors.js';
+import { cancelUntilSettled } from '../targets/sql-driver.js';
 import { messageOf } from './pg-session.js';
 
 export class DuckSession {
@@ -34,21 +38,30 @@ export class DuckSession {
 
   /** Runs one statement; resolves to the rows it changed (DML) or returned. */
   async run(sql: string): Promise<number> {
-    this.check();
-    try {
-      const r = await this.conn.run(sql);
-      return Number(r.rowsChanged);
-    } catch (err) {
-      throw this.translate(err);
-    }
+    const r = await this.#interruptible(() => this.conn.run(sql));
+    return Number(r.rowsChanged);
   }
 
   async rows(sql: string): Promise<unknown[][]> {
+    return (await this.#interruptible(() => this.conn.runAndReadAll(sql))).getRowsJS() as unknown[][];
+  }
+
+  /**
+   * Starts a statement after the signal check; while it runs, an abort
+   * interrupts it. Without this a long statement on a database file's
+   * thread (DuckDB → DuckDB `INSERT … SELECT`) ran to its end after a cancel.
+   */
+  async #interruptible<T>(start: () => Promise<T>): Promise<T> {
     this.check();
+    const running = start();
+    const onAbort = () => void cancelUntilSettled(running, () => this.conn.interrupt(), 100);
+    this.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return (await this.conn.runAndReadAll(sql)).getRowsJS() as unknown[][];
+      return await running;
     } catch (err) {
       throw this.translate(err);
+    } finally {
+      this.signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -88,21 +101,9 @@ export class DuckSession {
 
   /** Text lines of a one-column query, joined per DuckDB chunk (≈2048 rows). */
   async *lines(sql: string): AsyncGenerator<string> {
-    this.check();
-    let result;
-    try {
-      result = await this.conn.stream(sql);
-    } catch (err) {
-      throw this.translate(err);
-    }
+    const result = await this.#interruptible(() => this.conn.stream(sql));
     for (;;) {
-      this.check();
-      let chunk;
-      try {
-        chunk = await result.fetchChunk();
-      } catch (err) {
-        throw this.translate(err);
-      }
+      const chunk = await this.#interruptible(() => result.fetchChunk());
       if (chunk === null || chunk.rowCount === 0) return;
       const vector = chunk.getColumnVector(0);
       const parts: string[] = new Array(chunk.rowCount);
@@ -114,17 +115,15 @@ export class DuckSession {
 
 /**
  * Runs `work` on a private in-memory DuckDB (never a database file), closed
- * afterwards; aborting `signal` interrupts its statement in flight.
+ * afterwards; aborting `signal` interrupts its statement in flight (the
+ * session's own doing).
  */
 export async function withMemoryDuckdb<T>(signal: AbortSignal, tempDir: string, work: (s: DuckSession) => Promise<T>): Promise<T> {
   const instance = await DuckDBInstance.create(':memory:', { temp_directory: tempDir, memory_limit: '512MB' });
   const conn = await instance.connect();
-  const onAbort = () => conn.interrupt();
-  signal.addEventListener('abort', onAbort, { once: true });
   try {
     return await work(new DuckSession(conn, signal));
   } finally {
-    signal.removeEventListener('abort', onAbort);
     conn.closeSync();
     instance.closeSync();
   }
