@@ -135,7 +135,7 @@ function compileBuild(req: BuildRequest, logger: Logger, parts: BuildParts): Com
   }
   // -R with a root config: the child projects' files join this DAG (merged `-R` mode).
   const mergeChildren = req.recursive && hasConfig ? findChildProjects(buildRoot) : undefined;
-  const location = compileCacheLocation(buildRoot, req.compileCache);
+  const location = compileCacheLocation(buildRoot, req.compileCache, logger);
   const cache = location ? openCache(location, logger, req.changes?.root === location.root ? req.changes : undefined) : undefined;
   // A compile that will render its models (no cache entries to take them from) starts its render
   // workers once the walk has counted them, so they load while this thread reads the files.
@@ -181,9 +181,15 @@ function compileLoaded(req: BuildRequest, logger: Logger, parts: BuildParts, bui
   return { root: project.root, compiled, targetName, connection, ...(write !== undefined && req.deferCacheWrite ? { writeCompileCache: write } : {}) };
 }
 
-function compileCacheLocation(root: string, mode: BuildRequest['compileCache']): CacheLocation | undefined {
-  const off = (process.env.SERVICE_COMPILE_CACHE ?? '').toLowerCase();
-  if (mode === 'off' || off === 'off' || off === '0' || off === 'false') return undefined;
+const CACHE_OFF: ReadonlySet<string> = new Set(['off', '0', 'false']);
+const CACHE_ON: ReadonlySet<string> = new Set(['', 'on', '1', 'true']);
+
+function compileCacheLocation(root: string, mode: BuildRequest['compileCache'], logger: Logger): CacheLocation | undefined {
+  const raw = process.env.SERVICE_COMPILE_CACHE ?? '';
+  const env = raw.toLowerCase();
+  // Nothing silent: a value that is neither on nor off is named, and the cache stays on.
+  if (!CACHE_OFF.has(env) && !CACHE_ON.has(env)) logger.log('warn', `SERVICE_COMPILE_CACHE: unknown value '${raw}' (expected off to disable the compile cache); the cache stays on`);
+  if (mode === 'off' || CACHE_OFF.has(env)) return undefined;
   return mode === 'disk' ? { root, dir: join(root, CACHE_DIR_NAME) } : { root };
 }
 

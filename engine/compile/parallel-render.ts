@@ -50,11 +50,19 @@ const STALL_MS = 60_000;
  * `always` (any number of models, and every thread renders its own share with
  * none taken from the workers: tests compare the paths with it).
  */
-function mode(): 'auto' | 'off' | 'always' {
-  const v = (process.env.SERVICE_PARALLEL_RENDER ?? '').toLowerCase();
-  return v === 'off' || v === 'always' ? v : 'auto';
-}
+let warnedMode = false;
 
+function mode(logger?: Logger): 'auto' | 'off' | 'always' {
+  const raw = process.env.SERVICE_PARALLEL_RENDER ?? '';
+  const v = raw.toLowerCase();
+  if (v === 'off' || v === 'always') return v;
+  // Nothing silent: a value we do not know is named once, then the default applies.
+  if (v !== '' && v !== 'auto' && logger && !warnedMode) {
+    warnedMode = true;
+    logger.log('warn', `SERVICE_PARALLEL_RENDER: unknown value '${raw}' (expected auto, off or always); using auto`);
+  }
+  return 'auto';
+}
 const ENTRY_IS_TS = import.meta.url.endsWith('.ts');
 
 /**
@@ -86,7 +94,7 @@ export interface RenderWorkers {
 
 /** Workers for rendering `models` models, or undefined when this compile renders them all here (SERVICE_PARALLEL_RENDER, one core, too few). */
 export function startRenderWorkers(models: number, logger: Logger): RenderWorkers | undefined {
-  const count = workerCount(models);
+  const count = workerCount(models, logger);
   if (count === 0) return undefined;
   const threads: Worker[] = [];
   for (let i = 0; i < count; i++) {
@@ -99,15 +107,15 @@ export function startRenderWorkers(models: number, logger: Logger): RenderWorker
   return { threads, stop: () => threads.forEach((w) => void w.terminate()) };
 }
 
-function workerCount(models: number): number {
-  const m = mode();
+function workerCount(models: number, logger?: Logger): number {
+  const m = mode(logger);
   if (m === 'off' || models === 0 || (m === 'auto' && models < PARALLEL_MIN_MODELS)) return 0;
   return Math.max(0, Math.min(MAX_WORKERS, availableParallelism() - 1));
 }
 
 /** Every model's outcome, in model order; `workers`: started before (startRenderWorkers), used or stopped here. */
 export function renderModels(env: RenderEnv, models: readonly ModelSource[], compileModel: CompileModel, logger: Logger, workers?: RenderWorkers): RenderOutcome[] {
-  const pool = workerCount(models.length) === 0 ? undefined : (workers ?? startRenderWorkers(models.length, logger));
+  const pool = workerCount(models.length, logger) === 0 ? undefined : (workers ?? startRenderWorkers(models.length, logger));
   if (pool !== workers) workers?.stop();
   if (pool === undefined) return models.map((x) => renderRecorded(env, x, compileModel));
   try {
