@@ -15,6 +15,7 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import type { PostgresConnection } from '../connections/connection.js';
 import { redact } from '../connections/redact.js';
 import { EngineError } from '../errors.js';
+import { PgCopyOut } from './pg-copy-out.js';
 import { clientConfig, CONNECTION_CHECK } from '../targets/postgres/target.js';
 
 const SESSION_SETTINGS = `SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601'; SET extra_float_digits = 1; ${CONNECTION_CHECK}`;
@@ -84,6 +85,12 @@ export class PgSession {
   copyOut(sql: string): Readable {
     this.#check();
     return this.client.query(copyTo(sql));
+  }
+
+  /** `COPY (…) TO STDOUT (FORMAT binary)` for the binary decoder: large spans, no per-row buffers (pg-copy-out.ts). */
+  copyOutBinary(sql: string): Readable {
+    this.#check();
+    return this.client.query(new PgCopyOut(sql));
   }
 
   /** `COPY … FROM STDIN …` fed from `source` through `via`; resolves to the rows copied. */

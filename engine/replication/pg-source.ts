@@ -55,7 +55,7 @@ export async function preparePgSource(s: PgSession, plan: StreamPlan, target: Di
       const query = buildSourceQuery({ ...req, source: 'postgres', target, from, where, limit });
       if (target === 'postgres') return { kind: 'pg-text', open: () => s.copyOut(`COPY (${query}) TO STDOUT`) };
       const cols = req.loadedAt !== undefined ? [...req.columns, loadedAtColumn('postgres')] : req.columns;
-      return { kind: 'pg-binary', columns: cols, open: () => s.copyOut(`COPY (${query}) TO STDOUT WITH (FORMAT binary)`) };
+      return { kind: 'pg-binary', columns: cols, open: () => s.copyOutBinary(`COPY (${query}) TO STDOUT WITH (FORMAT binary)`) };
     },
     async concrete(cols, targetDialect) {
       const probe = targetDialect === 'postgres' ? [] : cols.filter(needsDecimalProbe);
