@@ -22,9 +22,14 @@
  * gives SQLSTATE 57014, which the session turns into `cancelled`).
  *
  * Back-pressure: the socket is paused until the consumer first reads and
- * while it is behind. A
- * destroyed stream still reads (and drops) the rest of the COPY, so the
- * connection stays usable for the cleanup statements after it.
+ * while it is behind. A destroyed stream still reads (and drops) the rest
+ * of the COPY, so the connection stays usable for the cleanup statements
+ * after it.
+ *
+ * Rewriting a chunk in place is safe because a socket's 'data' chunk is a
+ * buffer of its own read (net and tls allocate one per read) that only
+ * this listener sees while it holds the socket; a socket that reused one
+ * buffer across reads (an `onread` option) would need a copy here.
  */
 import type pg from 'pg';
 import { Readable } from 'node:stream';
