@@ -15,6 +15,7 @@ import type { CompiledMemo, CompileMemo } from './compile-memo.js';
 import type { RenderWorkers } from './parallel-render.js';
 import { signatureOf, type RenderOutcome } from './recorded-render.js';
 import type { RenderEnv } from './render-model.js';
+import { dirOf } from './macros.js';
 
 export interface ModelCache {
   readonly session: CacheSession;
@@ -61,8 +62,6 @@ function stillValid(env: RenderEnv, e: CacheEntry, nodes = true): boolean {
 function fromEntry(m: ModelSource, hit: CacheEntry, prefix: string): CompiledModel {
   return { kind: 'model', name: m.name, source: m, config: hit.config ?? m.config, tests: m.tests, sql: hit.sql, pre: hit.pre, post: hit.post, dependencies: hit.dependencies, template: hit.template ?? m.body, templatePrefix: prefix };
 }
-
-const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 /** How the cache answers for one model: this process's compiled object, an entry, or a render (under `key`). */
 type CacheAnswer =

@@ -16,6 +16,9 @@ function inScope(macroDir: string, modelDir: string): boolean {
   return macroDir === '' || modelDir === macroDir || modelDir.startsWith(`${macroDir}/`);
 }
 
+/** The discovery-relative directory of a model file (`rel`): the key `prefixFor` takes. */
+export const dirOf = (rel: string): string => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
+
 export interface MacroScopes {
   /** The macro text to prepend for a model in discovery-relative directory `dir`. */
   prefixFor(dir: string): string;

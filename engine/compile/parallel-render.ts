@@ -28,6 +28,7 @@ import type { CompiledModel } from './compile.js';
 import { renderRecorded, type RenderOutcome } from './recorded-render.js';
 import type { ChunkAnswer, RenderJob, WireOutcome } from './render-job.js';
 import type { RenderEnv } from './render-model.js';
+import { dirOf } from './macros.js';
 
 /**
  * Fewest models to render for the parallel path. A worker costs ≈0.2–0.3 s of
@@ -194,8 +195,6 @@ function post(worker: Worker, env: RenderEnv, chunks: RenderJob['chunks'], contr
   const job: RenderJob = { nodes: env.index.all, prefixes, vars: env.vars, target: env.target, ...(env.stepEnv ? { stepEnv: env.stepEnv } : {}), chunks, control, port };
   worker.postMessage(job, [port]);
 }
-
-const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 function fromWire(o: WireOutcome, m: ModelSource, env: RenderEnv): RenderOutcome {
   if ('error' in o) return { error: rebuildError(o.error), lookups: o.lookups, logs: o.logs, cacheable: o.cacheable };

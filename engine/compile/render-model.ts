@@ -19,8 +19,8 @@ import { suggestions } from '../suggest.js';
 import { callArgs } from '../template/call-args.js';
 import { rewriteConfigBlocks } from '../template/config-block.js';
 import type { TemplateEngine } from '../template/template-engine.js';
-import type { MacroScopes } from './macros.js';
 import type { IndexedNode, NodeLookup } from './node-index.js';
+import { dirOf, type MacroScopes } from './macros.js';
 
 export interface IncrementalContext {
   readonly isIncremental: boolean;
@@ -53,8 +53,6 @@ export interface RenderedModel {
   /** The effective config after any config() call. */
   readonly config: ModelConfig;
 }
-
-const dirOf = (rel: string) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 /** Template text before Jinja (front-matter, config() and `@name` handled): cached per model by the caller. */
 export function prepareTemplate(env: RenderEnv, model: ModelSource): PreparedTemplate {
