@@ -58,7 +58,8 @@ interface Execution {
 }
 
 /** Idle /health, then /health while the replication job runs; the row compares the two p99s. */
-export async function healthDuringReplication(ctx: SuiteContext, daemon: Server, token: string, source: ReplicationSource): Promise<Row> {
+/** `file`: the job file's name in the project (a new one makes a new job: only a created file answers with its default job). */
+export async function healthDuringReplication(ctx: SuiteContext, daemon: Server, token: string, source: ReplicationSource, file = 'replications/bench.yaml'): Promise<Row> {
   const seconds = ctx.quick ? 2 : 10;
   const auth = { Authorization: `Service-Project-Token ${token}` };
   const api = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
@@ -67,7 +68,7 @@ export async function healthDuringReplication(ctx: SuiteContext, daemon: Server,
     if (res.status !== 200) throw new Error(`api bench: ${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
     return json;
   };
-  const saved = await api<{ default_job_id?: string }>('POST', '/project/file/save', { file: { name: 'replications/bench.yaml', body: source.jobFile } });
+  const saved = await api<{ default_job_id?: string }>('POST', '/project/file/save', { file: { name: file, body: source.jobFile } });
   if (saved.default_job_id === undefined) throw new Error('api bench: the replication file got no default job');
   const pid = daemon.child.pid;
   const common = { method: 'GET' as const, headers: {}, clients: CLIENTS, ...(pid ? { pid } : {}) };

@@ -133,6 +133,14 @@ export async function apiThroughput(ctx: SuiteContext): Promise<Row[]> {
     } finally {
       await profiled.stop();
     }
+    // /health during the replication gets a daemon and a profile of its own: its worker threads (the pool, the DuckDB file's thread) each write one.
+    ctx.progress('api: profiling /health during the replication (extra run, not timed)');
+    const replicating = await startServer(CLI, serve, ctx.cliEnv, join(ctx.work, 'api-health-profiled.log'), ['--cpu-prof', '--cpu-prof-dir', join(ctx.profileDir, 'api-health-daemon')]);
+    try {
+      await healthDuringReplication(ctx, replicating, token, source, 'replications/bench-profiled.yaml');
+    } finally {
+      await replicating.stop();
+    }
   }
   const extra = { seconds, executions, jobs: JOBS, daemonRequestLogLines: logged, daemonAnswered: ours.answered };
   return [

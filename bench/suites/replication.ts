@@ -24,7 +24,9 @@
  */
 import { createReadStream, createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
@@ -41,6 +43,9 @@ import type { SuiteContext } from '../lib/suite-context.js';
 /** PostgreSQL → DuckDB must move rows at ≥ 0.80× the rate `COPY … TO STDOUT` reads them (issue 13 item 7). */
 export const PG_TO_DUCKDB_TARGET = 0.8;
 const SCHEMA = 'bench_repl';
+const TO_DUCK = `source: PG\ntarget: LAKE\nstreams:\n  ${SCHEMA}.src:\n    object: main.bench\n`;
+/** The warm-up: starts the pool's workers and the DuckDB file's thread. */
+const TO_DUCKDB_TINY = `source: PG\ntarget: LAKE\nstreams:\n  ${SCHEMA}.tiny:\n    object: main.tiny\n`;
 
 /**
  * `schema`.src: `rows` rows of the ten columns above (NULLs, empty strings and quotes
@@ -83,6 +88,58 @@ async function timed(work: () => Promise<void>): Promise<Timed> {
   return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, peakRss: Math.max(peak, process.memoryUsage.rss()) };
 }
 
+/**
+ * Replications through the code path an execution uses (`runReplicationFile`:
+ * the worker pool, the DuckDB file's thread) between PG (`url`) and LAKE (the
+ * DuckDB file `lake`), with the connections written to `<dir>/env.yaml`.
+ */
+export function replicator(url: string, dir: string, lake: string, env: Readonly<Record<string, string>>) {
+  const envFile = join(dir, `env-${basename(lake, '.duckdb')}.yaml`);
+  writeFileSync(envFile, `connections:\n  PG:\n    url: ${url}\n  LAKE:\n    type: duckdb\n    instance: ${lake}\n`);
+  const connections = loadConnections({ projectEnvFile: envFile, env: { ...env }, cwd: dir });
+  const pool = new TaskPool({ maxThreads: 2, minThreads: 1, idleTimeout: 60_000 });
+  const lines = lineRouter();
+  let seq = 0;
+  return {
+    async replicate(yaml: string, expected: number): Promise<void> {
+      const r = await runReplicationFile(replicationFile(yaml), {
+        pool, lines, connections, execId: `2benchrepl${String(++seq).padStart(17, '0')}`, start: new Date(), streams: [], mode: null,
+        vars: () => undefined, env: () => undefined,
+      }, new AbortController().signal, () => {});
+      if (r.status !== 'success') throw new Error(`bench replication failed: ${r.failure}`);
+      if (r.rows !== expected) throw new Error(`bench replication reported ${r.rows} rows, expected ${expected}`);
+    },
+    async close(): Promise<void> {
+      await pool.destroy();
+      lines.close();
+      await duckdbActor(lake).close();
+    },
+  };
+}
+
+/** The `--profile` run: `node --cpu-prof … replication.ts <url> <dir> <rows>` replicates PostgreSQL → DuckDB once into a DuckDB file of its own. */
+const PROFILED = fileURLToPath(import.meta.url);
+
+function runNode(args: readonly string[], env: Readonly<Record<string, string>>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`profiled replication exited with ${code}`))));
+  });
+}
+
+async function profiledReplication(url: string, dir: string, rows: number): Promise<void> {
+  const { replicate, close } = replicator(url, dir, join(dir, 'profiled.duckdb'), {});
+  try {
+    await replicate(TO_DUCKDB_TINY, 1);
+    await replicate(TO_DUCK, rows);
+  } finally {
+    await close();
+  }
+}
+
+if (process.argv[1] === PROFILED) await profiledReplication(process.argv[2]!, process.argv[3]!, Number(process.argv[4]));
+
 function replicationFile(yaml: string): ReplicationFile {
   const v = validateJobFile('bench-replication.yaml', yaml, { fileExists: () => true, connectionKind: () => 'database' }, { as: 'replication' });
   if (v.kind !== 'replication' || v.parsed === undefined) throw new Error(`invalid bench replication: ${JSON.stringify(v.problems)}`);
@@ -103,21 +160,9 @@ export async function replicationSuite(ctx: SuiteContext): Promise<Row[]> {
   const dir = join(ctx.work, 'replication');
   mkdirSync(dir, { recursive: true });
   const lake = join(dir, 'lake.duckdb');
-  writeFileSync(join(dir, 'env.yaml'), `connections:\n  PG:\n    url: ${ctx.db.url}\n  LAKE:\n    type: duckdb\n    instance: ${lake}\n`);
-  const connections = loadConnections({ projectEnvFile: join(dir, 'env.yaml'), env: { ...ctx.cliEnv }, cwd: dir });
-  const pool = new TaskPool({ maxThreads: 2, minThreads: 1, idleTimeout: 60_000 });
-  const lines = lineRouter();
+  const { replicate, close } = replicator(ctx.db.url, dir, lake, ctx.cliEnv);
   const client = new pg.Client({ connectionString: ctx.db.url });
   await client.connect();
-  let seq = 0;
-  const replicate = async (yaml: string, expected: number) => {
-    const r = await runReplicationFile(replicationFile(yaml), {
-      pool, lines, connections, execId: `2benchrepl${String(++seq).padStart(17, '0')}`, start: new Date(), streams: [], mode: null,
-      vars: () => undefined, env: () => undefined,
-    }, new AbortController().signal, () => {});
-    if (r.status !== 'success') throw new Error(`bench replication failed: ${r.failure}`);
-    if (r.rows !== expected) throw new Error(`bench replication reported ${r.rows} rows, expected ${expected}`);
-  };
   const pgCount = async (table: string) => Number((await client.query(`select count(*)::bigint as c from ${SCHEMA}.${table}`)).rows[0].c);
   const duckCount = async (table: string) => {
     const rows = (await duckdbActor(lake).run((t) => t.run({ type: 'duckdb.sql', path: t.path, sql: `select count(*) from ${table}`, shape: 'rows' }))) as unknown[][];
@@ -127,7 +172,6 @@ export async function replicationSuite(ctx: SuiteContext): Promise<Row[]> {
     const c = await count;
     if (c !== n) throw new Error(`bench replication ${what}: the target holds ${c} rows, expected ${n}`);
   };
-  const toDuck = `source: PG\ntarget: LAKE\nstreams:\n  ${SCHEMA}.src:\n    object: main.bench\n`;
   const toPg = `source: LAKE\ntarget: PG\nstreams:\n  main.bench:\n    object: ${SCHEMA}.back\n`;
   const pgToPg = `source: PG\ntarget: PG\nstreams:\n  ${SCHEMA}.src:\n    object: ${SCHEMA}.copy\n`;
   const copyText = join(dir, 'src.copy');
@@ -137,13 +181,13 @@ export async function replicationSuite(ctx: SuiteContext): Promise<Row[]> {
     await client.query(`drop schema if exists ${SCHEMA} cascade; create schema ${SCHEMA};${TABLE_SQL(n)}`);
     await pipeline(client.query(copyTo(`COPY ${SCHEMA}.src TO STDOUT`)), createWriteStream(copyText));
     ctx.progress('replication: warm-up (pool workers, the DuckDB file\'s thread)');
-    await replicate(`source: PG\ntarget: LAKE\nstreams:\n  ${SCHEMA}.tiny:\n    object: main.tiny\n`, 1);
+    await replicate(TO_DUCKDB_TINY, 1);
     await replicate(`source: LAKE\ntarget: PG\nstreams:\n  main.tiny:\n    object: ${SCHEMA}.tiny_back\n`, 1);
     await replicate(`source: PG\ntarget: PG\nstreams:\n  ${SCHEMA}.tiny:\n    object: ${SCHEMA}.tiny_copy\n`, 1);
     for (let rep = 1; rep <= repetitions; rep++) {
       ctx.progress(`replication: repetition ${rep}/${repetitions} — COPY TO STDOUT, PostgreSQL → DuckDB`);
       const copyOut = await timed(() => pipeline(client.query(copyTo(`COPY ${SCHEMA}.src TO STDOUT`)), new Writable({ write: (_c, _e, done) => done() })));
-      const pgToDuck = await timed(() => replicate(toDuck, n));
+      const pgToDuck = await timed(() => replicate(TO_DUCK, n));
       await check('PostgreSQL → DuckDB', duckCount('main.bench'));
       ctx.progress(`replication: repetition ${rep}/${repetitions} — COPY FROM STDIN, DuckDB → PostgreSQL, PostgreSQL → PostgreSQL`);
       await client.query(`truncate ${SCHEMA}.dst`);
@@ -156,11 +200,13 @@ export async function replicationSuite(ctx: SuiteContext): Promise<Row[]> {
       runs.push({ copyOut, pgToDuck, copyIn, duckToPg, pgToPg: pgPg });
     }
   } finally {
+    if (ctx.profileDir && runs.length === repetitions) {
+      ctx.progress('replication: profiling PostgreSQL → DuckDB in a child process (extra run, not timed)');
+      await runNode(['--cpu-prof', '--cpu-prof-dir', join(ctx.profileDir, 'replication-pg-duckdb'), '--import', 'tsx', PROFILED, ctx.db.url, dir, String(n)], ctx.cliEnv);
+    }
     await client.query(`drop schema if exists ${SCHEMA} cascade`).catch(() => {});
     await client.end().catch(() => {});
-    await pool.destroy();
-    lines.close();
-    await duckdbActor(lake).close();
+    await close();
   }
   const bytes = (await stat(copyText)).size;
   return [
