@@ -10,8 +10,10 @@
  *
  *   --quick    smaller inputs, one repetition (under a minute on 2 cores)
  *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
- *              largest project and of the PostgreSQL run, kept under
- *              bench/out/profiles/; prints where the time goes
+ *              largest project, of the PostgreSQL run, of the daemon under
+ *              the API load and during the replication, and of a
+ *              PostgreSQL → DuckDB replication (one profile per thread), kept
+ *              under bench/out/profiles/; prints where the time goes
  *   --only=…   a subset of suites: compile, run, efficiency, dag, api, ui, micro, cluster, replication
  *   --keep     keep the temp directory (generated projects)
  *

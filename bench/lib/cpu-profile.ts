@@ -92,9 +92,16 @@ export function profileFiles(path: string): string[] {
     .map((f) => join(path, f));
 }
 
+/** `node --cpu-prof` names a file CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile; thread 0 is the main thread. */
+export function threadOf(file: string): string {
+  const m = /\.(\d+)\.\d+\.cpuprofile$/.exec(file);
+  return m === null ? '' : m[1] === '0' ? 'main thread' : `worker thread ${m[1]}`;
+}
+
 export function formatSummary(s: ProfileSummary): string {
   const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
-  const lines = [`${s.file}: span ${s.spanMs.toFixed(0)} ms, busy ${s.busyMs.toFixed(0)} ms`, '  by module group (self time, share of busy):'];
+  const thread = threadOf(s.file);
+  const lines = [`${s.file}${thread ? ` (${thread})` : ''}: span ${s.spanMs.toFixed(0)} ms, busy ${s.busyMs.toFixed(0)} ms`, '  by module group (self time, share of busy):'];
   for (const g of s.groups) if (g.name !== '(idle)') lines.push(`    ${g.selfMs.toFixed(0).padStart(7)} ms ${pct(g.share)}  ${g.name}`);
   lines.push('  by function:');
   for (const f of s.functions) lines.push(`    ${f.selfMs.toFixed(0).padStart(7)} ms ${pct(f.share)}  ${f.name}`);
