@@ -93,8 +93,12 @@ export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
     }
     rows.push(await changedFileRow(dir, models, floor.wallMs, ctx));
     if (ctx.profileDir && models === sizes[sizes.length - 1]) {
-      ctx.progress('compile: profiling build compile (extra run, not timed)');
-      await runCli(['build', 'compile', dir], { env, nodeFlags: ['--cpu-prof', '--cpu-prof-dir', join(ctx.profileDir, `compile-${models}`)] });
+      // Both targeted variants: cold (no cache: it renders, on worker threads too) and warm (the cache the cold run wrote, nothing changed).
+      ctx.progress('compile: profiling build compile, cold then warm (extra runs, not timed)');
+      rmSync(cacheDir, { recursive: true, force: true });
+      for (const variant of ['cold', 'warm']) {
+        await runCli(['build', 'compile', dir], { env, nodeFlags: ['--cpu-prof', '--cpu-prof-dir', join(ctx.profileDir, `compile-${models}-${variant}`)] });
+      }
     }
   }
   return rows;
