@@ -72,12 +72,15 @@ interface Timed {
   /** CPU of this whole process (every thread: pool workers, DuckDB's). */
   readonly cpuMs: number;
   readonly peakRss: number;
+  /** Minor page faults of this process meanwhile: on a VM where a fault is slow, they are a cost of their own. */
+  readonly faults: number;
 }
 
 async function timed(work: () => Promise<void>): Promise<Timed> {
   let peak = process.memoryUsage.rss();
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);
   const cpu0 = process.cpuUsage();
+  const faults0 = process.resourceUsage().minorPageFault;
   const t0 = performance.now();
   try {
     await work();
@@ -85,7 +88,7 @@ async function timed(work: () => Promise<void>): Promise<Timed> {
     clearInterval(sampler);
   }
   const cpu = process.cpuUsage(cpu0);
-  return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, peakRss: Math.max(peak, process.memoryUsage.rss()) };
+  return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, peakRss: Math.max(peak, process.memoryUsage.rss()), faults: process.resourceUsage().minorPageFault - faults0 };
 }
 
 /**
@@ -227,7 +230,7 @@ function row(ctx: SuiteContext, n: number, bytes: number, runs: readonly Repetit
   return {
     id: `replication.${key}`,
     label: `replication ${direction}, ${int(n)} rows × 10 columns`,
-    ours: `${ms(o.ms)} · ${rate((n / o.ms) * 1000, 'rows')} (${throughput.toFixed(2)}× the baseline's) · CPU ${ms(o.cpuMs)} · ${mb(o.peakRss)}`,
+    ours: `${ms(o.ms)} · ${rate((n / o.ms) * 1000, 'rows')} (${throughput.toFixed(2)}× the baseline's) · CPU ${ms(o.cpuMs)} · ${mb(o.peakRss)} · ${int(o.faults)} page faults`,
     baseline: `${baseline} ${ms(b.ms)} · ${rate((n / b.ms) * 1000, 'rows')}`,
     ratio: median.ratio,
     ...(isTarget
@@ -242,7 +245,7 @@ function row(ctx: SuiteContext, n: number, bytes: number, runs: readonly Repetit
     data: {
       rows: n,
       copyTextBytes: bytes,
-      repetitions: runs.map((r) => ({ oursMs: ours(r).ms, oursCpuMs: ours(r).cpuMs, peakRssBytes: ours(r).peakRss, baselineMs: base(r).ms, baselineCpuMs: base(r).cpuMs })),
+      repetitions: runs.map((r) => ({ oursMs: ours(r).ms, oursCpuMs: ours(r).cpuMs, peakRssBytes: ours(r).peakRss, oursPageFaults: ours(r).faults, baselineMs: base(r).ms, baselineCpuMs: base(r).cpuMs, baselinePageFaults: base(r).faults })),
       ratios,
       medianThroughputVsBaseline: throughput,
     },
