@@ -57,8 +57,10 @@ interface Execution {
   readonly error: string | null;
 }
 
-/** Idle /health, then /health while the replication job runs; the row compares the two p99s. */
-/** `file`: the job file's name in the project (a new one makes a new job: only a created file answers with its default job). */
+/**
+ * Idle /health, then /health while the replication job runs; the row compares the two p99s.
+ * `file`: the job file's name in the project (a new name for each daemon run: only a created file answers with its default job).
+ */
 export async function healthDuringReplication(ctx: SuiteContext, daemon: Server, token: string, source: ReplicationSource, file = 'replications/bench.yaml'): Promise<Row> {
   const seconds = ctx.quick ? 2 : 10;
   const auth = { Authorization: `Service-Project-Token ${token}` };

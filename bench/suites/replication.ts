@@ -24,7 +24,6 @@
  */
 import { createReadStream, createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { spawn } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
@@ -38,6 +37,7 @@ import { TaskPool } from '../../actors/pool.js';
 import { loadConnections } from '../../engine/connections/index.js';
 import { validateJobFile, type ReplicationFile } from '../../engine/jobs/index.js';
 import { int, mb, ms, rate, type Row } from '../lib/report.js';
+import { runScript } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
 /** PostgreSQL → DuckDB must move rows at ≥ 0.80× the rate `COPY … TO STDOUT` reads them (issue 13 item 7). */
@@ -94,7 +94,7 @@ async function timed(work: () => Promise<void>): Promise<Timed> {
 /**
  * Replications through the code path an execution uses (`runReplicationFile`:
  * the worker pool, the DuckDB file's thread) between PG (`url`) and LAKE (the
- * DuckDB file `lake`), with the connections written to `<dir>/env.yaml`.
+ * DuckDB file `lake`), with the connections written to `<dir>/env-<lake's name>.yaml`.
  */
 export function replicator(url: string, dir: string, lake: string, env: Readonly<Record<string, string>>) {
   const envFile = join(dir, `env-${basename(lake, '.duckdb')}.yaml`);
@@ -122,14 +122,6 @@ export function replicator(url: string, dir: string, lake: string, env: Readonly
 
 /** The `--profile` run: `node --cpu-prof … replication.ts <url> <dir> <rows>` replicates PostgreSQL → DuckDB once into a DuckDB file of its own. */
 const PROFILED = fileURLToPath(import.meta.url);
-
-function runNode(args: readonly string[], env: Readonly<Record<string, string>>): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`profiled replication exited with ${code}`))));
-  });
-}
 
 async function profiledReplication(url: string, dir: string, rows: number): Promise<void> {
   const { replicate, close } = replicator(url, dir, join(dir, 'profiled.duckdb'), {});
@@ -205,7 +197,7 @@ export async function replicationSuite(ctx: SuiteContext): Promise<Row[]> {
   } finally {
     if (ctx.profileDir && runs.length === repetitions) {
       ctx.progress('replication: profiling PostgreSQL → DuckDB in a child process (extra run, not timed)');
-      await runNode(['--cpu-prof', '--cpu-prof-dir', join(ctx.profileDir, 'replication-pg-duckdb'), '--import', 'tsx', PROFILED, ctx.db.url, dir, String(n)], ctx.cliEnv);
+      await runScript(PROFILED, [ctx.db.url, dir, String(n)], { env: ctx.cliEnv, nodeFlags: ['--cpu-prof', '--cpu-prof-dir', join(ctx.profileDir, 'replication-pg-duckdb'), '--import', 'tsx'] }, 'profiled replication');
     }
     await client.query(`drop schema if exists ${SCHEMA} cascade`).catch(() => {});
     await client.end().catch(() => {});

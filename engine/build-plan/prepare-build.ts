@@ -20,6 +20,7 @@ import { CACHE_DIR_NAME, type CacheLocation } from '../compile/compile-cache.js'
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
 import { EngineError } from '../errors.js';
+import { envChoice, type EnvChoice } from '../env-choice.js';
 import type { Logger } from '../log.js';
 import { findConfigFiles } from '../project/config.js';
 import { discover, findChildProjects, type DiscoveredFile } from '../project/discover.js';
@@ -181,15 +182,16 @@ function compileLoaded(req: BuildRequest, logger: Logger, parts: BuildParts, bui
   return { root: project.root, compiled, targetName, connection, ...(write !== undefined && req.deferCacheWrite ? { writeCompileCache: write } : {}) };
 }
 
-const CACHE_OFF: ReadonlySet<string> = new Set(['off', '0', 'false']);
-const CACHE_ON: ReadonlySet<string> = new Set(['', 'on', '1', 'true']);
+const COMPILE_CACHE: EnvChoice<'on' | 'off'> = {
+  name: 'SERVICE_COMPILE_CACHE',
+  values: { '': 'on', on: 'on', '1': 'on', true: 'on', off: 'off', '0': 'off', false: 'off' },
+  fallback: 'on',
+  expected: 'off to disable the compile cache',
+  instead: 'the cache stays on',
+};
 
 function compileCacheLocation(root: string, mode: BuildRequest['compileCache'], logger: Logger): CacheLocation | undefined {
-  const raw = process.env.SERVICE_COMPILE_CACHE ?? '';
-  const env = raw.toLowerCase();
-  // Nothing silent: a value that is neither on nor off is named, and the cache stays on.
-  if (!CACHE_OFF.has(env) && !CACHE_ON.has(env)) logger.log('warn', `SERVICE_COMPILE_CACHE: unknown value '${raw}' (expected off to disable the compile cache); the cache stays on`);
-  if (mode === 'off' || CACHE_OFF.has(env)) return undefined;
+  if (mode === 'off' || envChoice(COMPILE_CACHE, logger) === 'off') return undefined;
   return mode === 'disk' ? { root, dir: join(root, CACHE_DIR_NAME) } : { root };
 }
 

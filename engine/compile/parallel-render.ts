@@ -21,6 +21,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, SHARE_ENV, Worker, type MessagePort } from 'node:worker_threads';
+import { envChoice, type EnvChoice } from '../env-choice.js';
 import { EngineError, rebuildError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModelSource } from '../project/load.js';
@@ -51,19 +52,14 @@ const STALL_MS = 60_000;
  * `always` (any number of models, and every thread renders its own share with
  * none taken from the workers: tests compare the paths with it).
  */
-let warnedMode = false;
+const PARALLEL_RENDER: EnvChoice<'auto' | 'off' | 'always'> = {
+  name: 'SERVICE_PARALLEL_RENDER',
+  values: { '': 'auto', auto: 'auto', off: 'off', always: 'always' },
+  fallback: 'auto',
+  expected: 'auto, off or always',
+  instead: 'using auto',
+};
 
-function mode(logger?: Logger): 'auto' | 'off' | 'always' {
-  const raw = process.env.SERVICE_PARALLEL_RENDER ?? '';
-  const v = raw.toLowerCase();
-  if (v === 'off' || v === 'always') return v;
-  // Nothing silent: a value we do not know is named once, then the default applies.
-  if (v !== '' && v !== 'auto' && logger && !warnedMode) {
-    warnedMode = true;
-    logger.log('warn', `SERVICE_PARALLEL_RENDER: unknown value '${raw}' (expected auto, off or always); using auto`);
-  }
-  return 'auto';
-}
 const ENTRY_IS_TS = import.meta.url.endsWith('.ts');
 
 /**
@@ -109,7 +105,7 @@ export function startRenderWorkers(models: number, logger: Logger): RenderWorker
 }
 
 function workerCount(models: number, logger?: Logger): number {
-  const m = mode(logger);
+  const m = envChoice(PARALLEL_RENDER, logger);
   if (m === 'off' || models === 0 || (m === 'auto' && models < PARALLEL_MIN_MODELS)) return 0;
   return Math.max(0, Math.min(MAX_WORKERS, availableParallelism() - 1));
 }
@@ -120,7 +116,7 @@ export function renderModels(env: RenderEnv, models: readonly ModelSource[], com
   if (pool !== workers) workers?.stop();
   if (pool === undefined) return models.map((x) => renderRecorded(env, x, compileModel));
   try {
-    return renderParallel(env, models, compileModel, pool.threads, mode() === 'always', logger);
+    return renderParallel(env, models, compileModel, pool.threads, envChoice(PARALLEL_RENDER, undefined) === 'always', logger);
   } finally {
     pool.stop();
   }
