@@ -65,3 +65,18 @@ export function lazyModule<M>(base: string, specifier: string): LazyModule<M> {
     },
   };
 }
+
+/**
+ * The URL a worker thread starts on to run the module `specifier` next to
+ * `base`. Under tsx (the test suite) Node 20 runs no ESM loader hooks in a
+ * worker thread, while tsx's `require` hook does work there: the worker
+ * starts on a one-line module that `require`s the TypeScript file (as Piscina
+ * loads ours). Compiled code starts on the module itself.
+ */
+export function workerEntryUrl(base: string, specifier: string): URL {
+  const typescript = base.endsWith('.ts');
+  const entry = new URL(typescript ? specifier.replace(/\.js$/, '.ts') : specifier, base);
+  if (!typescript) return entry;
+  const file = JSON.stringify(fileURLToPath(entry));
+  return new URL(`data:text/javascript,${encodeURIComponent(`import { createRequire } from 'node:module'; createRequire(${file})(${file});`)}`);
+}

@@ -19,9 +19,9 @@
  * (recorded-render.ts): the caller logs and throws in project order.
  */
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, SHARE_ENV, Worker, type MessagePort } from 'node:worker_threads';
 import { envChoice, type EnvChoice } from '../env-choice.js';
+import { workerEntryUrl } from '../lazy-import.js';
 import { EngineError, rebuildError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModelSource } from '../project/load.js';
@@ -60,20 +60,6 @@ const PARALLEL_RENDER: EnvChoice<'auto' | 'off' | 'always'> = {
   instead: 'using auto',
 };
 
-const ENTRY_IS_TS = import.meta.url.endsWith('.ts');
-
-/**
- * The worker's entry. Under tsx (the test suite) Node 20 runs no ESM loader
- * hooks in a worker thread, while tsx's `require` hook does work there: a
- * one-line module `require`s the TypeScript entry (as Piscina loads ours).
- */
-function workerEntry(): URL {
-  const entry = new URL(ENTRY_IS_TS ? './render-worker.ts' : './render-worker.js', import.meta.url);
-  if (!ENTRY_IS_TS) return entry;
-  const file = JSON.stringify(fileURLToPath(entry));
-  return new URL(`data:text/javascript,${encodeURIComponent(`import { createRequire } from 'node:module'; createRequire(${file})(${file});`)}`);
-}
-
 type CompileModel = (env: RenderEnv, m: ModelSource) => CompiledModel;
 
 /**
@@ -95,7 +81,7 @@ export function startRenderWorkers(models: number, logger: Logger): RenderWorker
   if (count === 0) return undefined;
   const threads: Worker[] = [];
   for (let i = 0; i < count; i++) {
-    const worker = new Worker(workerEntry(), { env: SHARE_ENV });
+    const worker = new Worker(workerEntryUrl(import.meta.url, './render-worker.js'), { env: SHARE_ENV });
     // A worker that fails to start takes no chunk (this thread renders them all); say why at debug level.
     worker.on('error', (err) => logger.log('debug', `render worker: ${err instanceof Error ? err.message : String(err)}`));
     worker.unref();

@@ -1,41 +1,33 @@
 /**
- * The process behind SyncQuery: reads `{connection, sql}` as JSON on stdin,
- * runs the query on the target and writes `{ok, columns, rows}` (or
- * `{ok: false, error}`) as JSON on stdout.
+ * The process behind compile-time queries on a DuckDB file (see
+ * sync-query-worker.ts for why a process): reads JSON lines on stdin — the
+ * connection first, then one `{sql}` per query — and answers each query with
+ * one JSON line on stdout, `{ok, columns, rows}` or `{ok: false, error}`.
+ * The file stays open until stdin ends; then it is closed and the process
+ * exits, so the run that follows can lock it.
  */
+import { createInterface } from 'node:readline';
 import type { Connection } from '../../connections/index.js';
 import { errorChain } from '../../errors.js';
-import { closeAllDuckdbInstances, openTarget } from '../../targets/index.js';
-
-/** Plain values for templates: BigInt as number, dates as ISO text. */
-function plain(v: unknown): unknown {
-  if (typeof v === 'bigint') return Number(v);
-  if (v instanceof Date) return v.toISOString();
-  if (v !== null && typeof v === 'object' && !Array.isArray(v)) return String(v);
-  return v;
-}
+import { QuerySession } from './query-session.js';
 
 async function main(): Promise<void> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  const { connection, sql } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { connection: Connection; sql: string };
-  const target = openTarget(connection);
-  let reply: unknown;
-  try {
-    const session = await target.open();
-    try {
-      const r = await session.query(sql);
-      reply = { ok: true, columns: r.columns, rows: r.rows.map((row) => row.map(plain)) };
-    } finally {
-      await session.close();
+  let session: QuerySession | undefined;
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    if (session === undefined) {
+      session = new QuerySession(JSON.parse(line) as Connection);
+      continue;
     }
-  } catch (err) {
-    reply = { ok: false, error: errorChain(err) };
-  } finally {
-    await target.close().catch(() => {});
-    await closeAllDuckdbInstances().catch(() => {});
+    const { sql } = JSON.parse(line) as { sql: string };
+    let reply: unknown;
+    try {
+      reply = { ok: true, ...(await session.query(sql)) };
+    } catch (err) {
+      reply = { ok: false, error: errorChain(err) };
+    }
+    process.stdout.write(`${JSON.stringify(reply)}\n`);
   }
-  process.stdout.write(JSON.stringify(reply));
+  await session?.close();
 }
 
 void main();
