@@ -18,6 +18,8 @@ import type pg from 'pg';
 import { prepareBuild } from '../../engine/build-plan/prepare.js';
 import { planTasks } from '../../engine/build-plan/plan-tasks.js';
 import { executeNode } from '../../engine/build-plan/execute-node.js';
+import { wireTask } from '../../engine/build-plan/node-task.js';
+import { runCatalog } from '../../engine/build-plan/run-catalog.js';
 import type { Connection } from '../../engine/connections/connection.js';
 import type { Logger } from '../../engine/log.js';
 import { closeDuckdbInstance } from '../../engine/targets/duckdb/instance-cache.js';
@@ -97,11 +99,14 @@ export async function recordRun(dir: string, targetName: string, stepEnv: Readon
   const nodes: { id: string; deps: number[]; calls: DriverCall[] }[] = [];
   try {
     sink = setup;
-    await session.createSchemas([...schemas.values()]);
+    // As the run does (build.setup): create the schemas, read their catalog once, and tell each model what its relation is.
+    const schemaList = [...schemas.values()];
+    await session.createSchemas(schemaList);
+    const catalog = runCatalog(await session.catalog(schemaList), schemaList);
     for (const [i, task] of tasks.entries()) {
       const calls: DriverCall[] = [];
       sink = calls;
-      await executeNode(task, { session, settings, logger: silent, engine });
+      await executeNode(wireTask(task, catalog), { session, settings, logger: silent, engine });
       const deps = p.selected[i]!.dependencies.map((d) => indexOf.get(d.toLowerCase())).filter((j): j is number => j !== undefined);
       nodes.push({ id: ids[i]!, deps, calls });
     }
