@@ -17,7 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { workerData } from 'node:worker_threads';
 import type { Connection } from '../../connections/index.js';
 import { errorChain } from '../../errors.js';
-import { QuerySession, type QueryTable } from './query-session.js';
+import { importNear } from '../../lazy-import.js';
+import type { QueryTable } from './query-session.js';
 import { DEAD, type SyncQueryData, type SyncQueryReply, type SyncQueryRequest } from './sync-query-protocol.js';
 
 interface Runner {
@@ -61,7 +62,16 @@ function childRunner(connection: Connection): Runner {
   };
 }
 
-function threadRunner(connection: Connection): Runner {
+type SessionModule = typeof import('./query-session.js');
+let sessionModule: Promise<SessionModule> | undefined;
+
+/**
+ * Queries on a session of this thread. The targets' modules load here, on the
+ * first query, after the exit hook below is in place: a module that fails to
+ * load fails that query instead of leaving the compiling thread waiting.
+ */
+async function threadRunner(connection: Connection): Promise<Runner> {
+  const { QuerySession } = await (sessionModule ??= importNear<SessionModule>(import.meta.url, './query-session.js'));
   return new QuerySession(connection);
 }
 
@@ -89,7 +99,7 @@ port.on('message', (req: SyncQueryRequest) => {
         port.close();
         return;
       }
-      runner ??= connection.type === 'duckdb' ? childRunner(connection) : threadRunner(connection);
+      runner ??= connection.type === 'duckdb' ? childRunner(connection) : await threadRunner(connection);
       const table = await runner.query(req.sql);
       answer(req.seq, { ok: true, ...table });
     } catch (err) {
