@@ -66,6 +66,11 @@ export function lazyModule<M>(base: string, specifier: string): LazyModule<M> {
   };
 }
 
+/** The module `specifier` (written `./x.js`) next to `base`: its `.ts` source when `base` is TypeScript. */
+function nearModule(base: string, specifier: string): URL {
+  return new URL(base.endsWith('.ts') ? specifier.replace(/\.js$/, '.ts') : specifier, base);
+}
+
 /**
  * The URL a worker thread starts on to run the module `specifier` next to
  * `base`. Under tsx (the test suite) Node 20 runs no ESM loader hooks in a
@@ -74,9 +79,20 @@ export function lazyModule<M>(base: string, specifier: string): LazyModule<M> {
  * loads ours). Compiled code starts on the module itself.
  */
 export function workerEntryUrl(base: string, specifier: string): URL {
-  const typescript = base.endsWith('.ts');
-  const entry = new URL(typescript ? specifier.replace(/\.js$/, '.ts') : specifier, base);
-  if (!typescript) return entry;
+  const entry = nearModule(base, specifier);
+  if (!base.endsWith('.ts')) return entry;
   const file = JSON.stringify(fileURLToPath(entry));
   return new URL(`data:text/javascript,${encodeURIComponent(`import { createRequire } from 'node:module'; createRequire(${file})(${file});`)}`);
+}
+
+/**
+ * `node`'s arguments to run the module `specifier` next to `base` in a child
+ * process: compiled code as it is; TypeScript through tsx, with this
+ * process's own `--import` of it when it has one.
+ */
+export function childNodeArgs(base: string, specifier: string): string[] {
+  const file = fileURLToPath(nearModule(base, specifier));
+  if (!base.endsWith('.ts')) return [file];
+  const hasTsx = process.execArgv.some((a) => a.includes('tsx'));
+  return [...(hasTsx ? process.execArgv : ['--import', 'tsx']), file];
 }

@@ -13,11 +13,10 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { workerData } from 'node:worker_threads';
 import type { Connection } from '../../connections/index.js';
 import { errorChain } from '../../errors.js';
-import { importNear } from '../../lazy-import.js';
+import { childNodeArgs, importNear } from '../../lazy-import.js';
 import type { QueryTable } from './query-session.js';
 import { DEAD, type SyncQueryData, type SyncQueryReply, type SyncQueryRequest } from './sync-query-protocol.js';
 
@@ -26,13 +25,9 @@ interface Runner {
   close(): Promise<void>;
 }
 
-const IS_TS = import.meta.url.endsWith('.ts');
-
 /** Queries answered by a DuckDB query process, one JSON line each way. */
 function childRunner(connection: Connection): Runner {
-  const file = fileURLToPath(new URL(IS_TS ? './sync-query-child.ts' : './sync-query-child.js', import.meta.url));
-  const hasTsx = process.execArgv.some((a) => a.includes('tsx'));
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...(IS_TS ? (hasTsx ? process.execArgv : ['--import', 'tsx']) : []), file], { stdio: 'pipe' });
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, childNodeArgs(import.meta.url, './sync-query-child.js'), { stdio: 'pipe' });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
   const waiting: ((line: string | Error) => void)[] = [];
@@ -62,16 +57,13 @@ function childRunner(connection: Connection): Runner {
   };
 }
 
-type SessionModule = typeof import('./query-session.js');
-let sessionModule: Promise<SessionModule> | undefined;
-
 /**
  * Queries on a session of this thread. The targets' modules load here, on the
  * first query, after the exit hook below is in place: a module that fails to
  * load fails that query instead of leaving the compiling thread waiting.
  */
 async function threadRunner(connection: Connection): Promise<Runner> {
-  const { QuerySession } = await (sessionModule ??= importNear<SessionModule>(import.meta.url, './query-session.js'));
+  const { QuerySession } = await importNear<typeof import('./query-session.js')>(import.meta.url, './query-session.js');
   return new QuerySession(connection);
 }
 
