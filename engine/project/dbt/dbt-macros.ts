@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseYaml } from '../../yaml-lib.js';
 import { EngineError } from '../../errors.js';
+import { markMacroFile } from '../../template/macro-files.js';
 import type { Logger } from '../../log.js';
 import { silentLogger } from './silent-logger.js';
 import type { DbtFile } from './dbt-files.js';
@@ -66,7 +67,7 @@ export function loadMacros(root: string, macros: readonly DbtFile[], testFiles: 
     for (const f of files.macros) {
       const text = macroText(`dbt_packages/${pkg}/${f.file}`, readFileSync(f.abs, 'utf8'));
       names.push(...[...text.matchAll(MACRO_NAME)].map((m) => m[1]!));
-      parts.push(text);
+      parts.push(markMacroFile(`dbt_packages/${pkg}/${f.file}`, text));
     }
     namespaces.set(pf.name, names);
   }
@@ -76,7 +77,7 @@ export function loadMacros(root: string, macros: readonly DbtFile[], testFiles: 
     if (testFiles.includes(f) && !/\{%-?\s*test\s/.test(raw)) continue; // a singular test
     const text = macroText(f.file, raw);
     for (const m of text.matchAll(MACRO_NAME)) projectMacros.add(m[1]!);
-    parts.push(text);
+    parts.push(markMacroFile(f.file, text));
   }
   return { prefix: parts.join('\n'), projectMacros, namespaces };
 }
