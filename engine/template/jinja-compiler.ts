@@ -2,6 +2,7 @@
  * Compiles Jinja source with nunjucks' parser and a Compiler subclass that
  * emits Jinja semantics where nunjucks emits plain JavaScript operators:
  *
+ *   `~`              → jinja.concat (Python's str() of each side)
  *   `+ * %`          → jinja.add/mul/mod (list concatenation, `'-' * 3`, `'%s' % x`)
  *   `==` / `!=`      → `===` / `!==` (JavaScript's `0 == ''` is true, Python's is not)
  *   `(a, b)`         → a list (nunjucks emits the JS comma operator, so `x in ('a', 'b')` tested `'b'` only)
@@ -129,6 +130,11 @@ function makeCompiler(): JinjaCompilerClass {
 
     compileAdd(node: NjNode, frame: NjFrame): void {
       this.call('add', [node.left, node.right], frame);
+    }
+
+    /** `a ~ b`: both printed as `{{ }}` prints them (`none` is None), then joined. */
+    compileConcat(node: NjNode, frame: NjFrame): void {
+      this.call('concat', [node.left, node.right], frame);
     }
 
     compileMul(node: NjNode, frame: NjFrame): void {

@@ -8,11 +8,13 @@ import { callArgs } from './call-args.js';
 import { makeMacro } from './jinja-macro.js';
 import { formatArgs, percentFormat } from './py-format.js';
 import { memberLookup } from './python-methods.js';
-import { isPlainObject, Namespace, pyStr, pyTruthy } from './py-values.js';
+import { isPlainObject, Namespace, pyPrint, pyTruthy } from './py-values.js';
 
 export interface JinjaRuntime {
   /** `a + b`: lists concatenate (JavaScript would join them into a string). */
   add(a: unknown, b: unknown): unknown;
+  /** `a ~ b`: the two printed as `{{ }}` prints them, joined. */
+  concat(a: unknown, b: unknown): string;
   /** `a * b`: a string or list times an integer repeats it. */
   mul(a: unknown, b: unknown): unknown;
   /** `a % b`: printf formatting when `a` is a string, else Python's floored modulo. */
@@ -28,7 +30,7 @@ export interface JinjaRuntime {
   /** The items a filtered loop (`for x in xs if cond`) walks: a list, or a mapping's `[key, value]` pairs. */
   loopItems(value: unknown, pairs: boolean): unknown[];
   /** `{{ value }}`: Python's str() of the value; undefined prints nothing (Jinja's Undefined). */
-  str(value: unknown): unknown;
+  str(value: unknown): string;
   /** `*xs` in a call: the positional arguments `xs` holds. */
   iterable(value: unknown): unknown[];
   /** `**kw` in a call: the keyword arguments mapping `kw` holds. */
@@ -64,6 +66,7 @@ export const jinjaRuntime: JinjaRuntime = {
     }
     return (a as number) + (b as number);
   },
+  concat: (a, b) => pyPrint(a) + pyPrint(b),
   mul(a, b) {
     if (typeof b === 'number' && (typeof a === 'string' || Array.isArray(a))) return repeat(a, b);
     if (typeof a === 'number' && (typeof b === 'string' || Array.isArray(b))) return repeat(b, a);
@@ -96,14 +99,7 @@ export const jinjaRuntime: JinjaRuntime = {
     if (typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') return [...(value as Iterable<unknown>)];
     return [];
   },
-  str(value) {
-    if (value === undefined) return '';
-    if (typeof value === 'string' || typeof value === 'number') return value;
-    if (value === null || typeof value === 'boolean' || Array.isArray(value) || value instanceof Namespace) return pyStr(value);
-    // A mapping that prints itself (a relation made by the context) keeps its own text.
-    if (isPlainObject(value) && value.toString === Object.prototype.toString) return pyStr(value);
-    return value;
-  },
+  str: pyPrint,
   iterable(value) {
     if (typeof value === 'string' || Array.isArray(value)) return [...value];
     if (isPlainObject(value)) return Object.keys(value);

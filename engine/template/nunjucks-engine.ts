@@ -19,6 +19,7 @@ import type nunjucks from 'nunjucks';
 import { EngineError } from '../errors.js';
 import { compileJinja, type CompiledModule } from './jinja-compiler.js';
 import { jinjaFilters } from './jinja-filters.js';
+import { jinjaTests } from './jinja-tests.js';
 import { dictGlobal, namespaceGlobal } from './jinja-runtime.js';
 import { compileMacroFiles } from './macro-files.js';
 import { nunjucksInternals, type NjTemplateError } from './nunjucks-internals.js';
@@ -174,6 +175,8 @@ function createEnvironment(): nunjucks.Environment {
   env.addGlobal('False', false);
   env.addGlobal('None', null);
   for (const [name, filter] of Object.entries(jinjaFilters)) env.addFilter(name, filter);
+  // addTest is public nunjucks API the typings omit.
+  for (const [name, t] of Object.entries(jinjaTests)) (env as unknown as { addTest(n: string, f: unknown): void }).addTest(name, t);
   return env;
 }
 
