@@ -58,5 +58,8 @@ test("dbt's type filters: as_number, as_bool, as_native, as_text", () => {
   assert.equal(render("{{ ('5432' | as_number) + 1 }}|{{ '1.5' | as_number }}|{{ 'True' | as_bool }}|{{ 'false' | as_bool }}|{{ 7 | as_text }}"), '5433|1.5|True|False|7');
   assert.equal(render("{{ ('[1, 2]' | as_native)[1] }}|{{ ('{\"a\": 1}' | as_native).a }}|{{ 'plain' | as_native }}|{{ ('None' | as_native) is none }}"), '2|1|plain|True');
   assert.throws(() => render("{{ 'abc' | as_number }}"), /as_number: 'abc' is not a number/);
+  assert.throws(() => render("{{ 'yes' | as_bool }}"), /as_bool: 'yes' is not a boolean/);
+  // profiles.yml's marker of an unset env_var passes through: profiles.ts reports it for the target in use only.
+  assert.equal(render("{{ '__unset_env_var_PORT__' | as_number }}"), '__unset_env_var_PORT__');
   assert.equal(render("{{ {'b': 1, 'a': [True, None]} | tojson }}"), '{"a": [true, null], "b": 1}');
 });

@@ -11,6 +11,13 @@ import { pyRepr, pyStr } from './py-values.js';
 
 const NOT_LITERAL = Symbol('not a literal');
 
+/**
+ * What profiles.ts renders for an environment variable that is not set: it
+ * reports the variable only when the target in use holds it, so a filter
+ * passes it through instead of failing on another target's value.
+ */
+const UNSET_ENV_VAR = /^__unset_env_var_\w+__$/;
+
 /** The Python literal `text` spells, or NOT_LITERAL. */
 function literalEval(text: string): unknown {
   if (text.includes('{{') || text.includes('{%') || text.includes('}}') || text.includes('%}') || text.includes('{#')) return NOT_LITERAL;
@@ -64,13 +71,15 @@ function asNative(value: unknown): unknown {
   return v === NOT_LITERAL ? value : v;
 }
 
-function asNumber(value: unknown): number {
+function asNumber(value: unknown): unknown {
+  if (typeof value === 'string' && UNSET_ENV_VAR.test(value)) return value;
   const v = asNative(value);
   if (typeof v === 'number') return v;
   throw new TypeError(`as_number: ${pyRepr(value)} is not a number`);
 }
 
-function asBool(value: unknown): boolean {
+function asBool(value: unknown): unknown {
+  if (typeof value === 'string' && UNSET_ENV_VAR.test(value)) return value;
   if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
   const v = asNative(value);
   if (typeof v === 'boolean') return v;
