@@ -5,7 +5,7 @@
  * module, so other nunjucks users in the process keep stock behaviour.
  */
 import { callArgs } from './call-args.js';
-import { makeMacro } from './jinja-macro.js';
+import { macroError, makeMacro } from './jinja-macro.js';
 import { formatArgs, percentFormat } from './py-format.js';
 import { memberLookup } from './python-methods.js';
 import { isPlainObject, Namespace, pyPrint, pyTruthy } from './py-values.js';
@@ -37,6 +37,8 @@ export interface JinjaRuntime {
   mapping(value: unknown): Record<string, unknown>;
   /** A macro with Jinja2's calling rules (jinja-macro.ts). */
   makeMacro: typeof makeMacro;
+  /** Marks an error raised inside a macro of a macro file with the macro, file and line. */
+  macroError: typeof macroError;
   /** Wraps a compiled macro: a `return(v)` during the call makes the call's value `v`. */
   returnable<F extends (...args: unknown[]) => unknown>(macro: F): F;
 }
@@ -111,6 +113,7 @@ export const jinjaRuntime: JinjaRuntime = {
     throw new TypeError(`argument after ** must be a mapping, not ${typeName(value)}`);
   },
   makeMacro,
+  macroError,
   returnable(macro) {
     const wrapped = function (this: unknown, ...args: unknown[]) {
       returnSlots.push({ set: false, value: undefined });

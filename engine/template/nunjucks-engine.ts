@@ -21,6 +21,7 @@ import { compileJinja, type CompiledModule } from './jinja-compiler.js';
 import { jinjaFilters } from './jinja-filters.js';
 import { jinjaTests } from './jinja-tests.js';
 import { dictGlobal, namespaceGlobal } from './jinja-runtime.js';
+import { macroErrorAt } from './jinja-macro.js';
 import { compileMacroFiles } from './macro-files.js';
 import { nunjucksInternals, type NjTemplateError } from './nunjucks-internals.js';
 import type { TemplateEngine } from './template-engine.js';
@@ -201,10 +202,11 @@ function renderError(modelName: string, err: unknown): EngineError {
   while (inner instanceof Error && inner.name === 'Template render error' && (inner as NjTemplateError).cause instanceof Error) {
     inner = (inner as NjTemplateError).cause;
   }
-  if (inner instanceof EngineError) return new EngineError('compile', prefix, inner);
+  const inMacro = macroErrorAt(inner);
+  if (inner instanceof EngineError) return new EngineError('compile', inMacro === undefined ? prefix : `${prefix} (${inMacro})`, inner);
   const outer = err as NjTemplateError;
   const message = (inner instanceof Error ? inner.message : String(inner)).replace(/^\([^)\n]*\)(?: \[Line \d+(?:, Column \d+)?\])?\n\s*/, '');
-  const where = typeof outer.lineno === 'number' ? position(outer.lineno + 1, (outer.colno ?? 0) + 1) : '';
+  const where = inMacro !== undefined ? ` (${inMacro})` : typeof outer.lineno === 'number' ? position(outer.lineno + 1, (outer.colno ?? 0) + 1) : '';
   return new EngineError('compile', `${prefix}: ${message}${where}`);
 }
 
