@@ -29,6 +29,10 @@ test('string methods', () => {
   assert.equal(render("{{ 'abc'.zfill(5) }}|{{ 'a'.center(3, '*') }}|{{ 'a'.ljust(3, '.') }}|{{ 'a'.rjust(3, '.') }}|{{ 'aBc'.swapcase() }}"), '00abc|*a*|a..|..a|AbC');
   assert.equal(render("{{ 'a-b-c'.partition('-') }}|{{ 'abc'.rfind('c') }}|{{ 'x'.casefold() }}|{{ 'ab'.removeprefix('a') }}|{{ 'ab'.removesuffix('b') }}"), "['a', '-', 'b-c']|2|x|b|a");
   assert.equal(render("{{ 'a\\nb'.splitlines() }}|{{ 'Ab'.istitle() }}"), "['a', 'b']|True");
+  // str.format's format specs and conversions.
+  assert.equal(render("{{ '{:>4}|{:<3}|{:^5}|{:*>4}'.format('a', 'b', 'c', 'd') }}"), '   a|b  |  c  |***d');
+  assert.equal(render("{{ '{:.2f}|{:05d}|{:,}|{:+d}|{:.1%}|{:x}|{!r}'.format(3.14159, 42, 1234567, 5, 0.256, 255, 'q') }}"), "3.14|00042|1,234,567|+5|25.6%|ff|'q'");
+  assert.equal(render("{{ '{0}{1}{0}'.format('a', 'b') }}|{{ '{t.name}'.format(t=rel) }}", { rel: { name: 'orders' } }), 'aba|orders');
 });
 
 test('list and dict methods; {% do %} mutates', () => {
@@ -36,6 +40,7 @@ test('list and dict methods; {% do %} mutates', () => {
   assert.equal(render('{% set l = [3, 1, 2] %}{% do l.sort() %}{{ l }}{% do l.reverse() %}{{ l }}'), '[1, 2, 3][3, 2, 1]');
   assert.equal(render("{% set d = {'a': 1} %}{% do d.update({'b': 2}) %}{% do d.update(c=3) %}{{ d.items() | list }}|{{ d.keys() | list }}|{{ d.values() | list }}|{{ d.get('z', 0) }}|{{ d.pop('a') }}|{{ d }}"), "[['a', 1], ['b', 2], ['c', 3]]|['a', 'b', 'c']|[1, 2, 3]|0|1|{'b': 2, 'c': 3}");
   assert.equal(render("{% for k, v in {'x': 1}.items() %}{{ k }}={{ v }}{% endfor %}"), 'x=1');
+  assert.equal(render("{% for k in {'a': 1, 'b': 2} %}{{ k }}{% endfor %}|{{ {'a': 1, 'b': 2} | list }}|{{ 'ab' | list }}"), "ab|['a', 'b']|['a', 'b']");
   assert.equal(render("{% set d = {} %}{% do d.setdefault('k', []).append(1) %}{{ d }}"), "{'k': [1]}");
 });
 

@@ -45,7 +45,8 @@ function makeCompiler(): JinjaCompilerClass {
   /** Node kinds added at compile time. */
   const Truthy = njNodes.Node.extend('Truthy', { fields: ['expr'] });
   const LoopFilter = njNodes.Node.extend('LoopFilter', { fields: ['arr', 'name', 'cond'] });
-  const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, DoNode, SliceNode, StarArg, DoubleStarArg];
+  const ForKeys = njNodes.Node.extend('ForKeys', { fields: ['expr'] });
+  const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, ForKeys, DoNode, SliceNode, StarArg, DoubleStarArg];
 
   function wrapCondition(node: NjNode): void {
     const cond = node.cond as NjNode;
@@ -228,6 +229,10 @@ function makeCompiler(): JinjaCompilerClass {
       }
     }
 
+    compileForKeys(node: NjNode, frame: NjFrame): void {
+      this.call('forKeys', [node.expr], frame);
+    }
+
     compileDo(node: NjNode, frame: NjFrame): void {
       this.compile(node.expr, frame);
       this._emitLine(';');
@@ -261,6 +266,9 @@ function makeCompiler(): JinjaCompilerClass {
       const arr = node.arr as NjNode;
       if (arr.typename === 'InlineIf' && arr.else_ === null) {
         node.arr = new LoopFilter(arr.lineno, arr.colno, arr.body, node.name, arr.cond);
+      } else if (node.name.typename !== 'Array' && arr.typename !== 'LoopFilter' && arr.typename !== 'ForKeys') {
+        // `for k in mapping` walks its keys (nunjucks walked nothing with one loop variable).
+        node.arr = new ForKeys(arr.lineno, arr.colno, arr);
       }
       super.compileFor(node, frame);
     }

@@ -31,6 +31,8 @@ export interface JinjaRuntime {
   loopItems(value: unknown, pairs: boolean): unknown[];
   /** `{{ value }}`: Python's str() of the value; undefined prints nothing (Jinja's Undefined). */
   str(value: unknown): string;
+  /** What `for x in value` walks: a mapping's keys, anything else as it is. */
+  forKeys(value: unknown): unknown;
   /** `*xs` in a call: the positional arguments `xs` holds. */
   iterable(value: unknown): unknown[];
   /** `**kw` in a call: the keyword arguments mapping `kw` holds. */
@@ -102,6 +104,7 @@ export const jinjaRuntime: JinjaRuntime = {
     return [];
   },
   str: pyPrint,
+  forKeys: (value) => (isPlainObject(value) || value instanceof Namespace ? Object.keys(value) : value),
   iterable(value) {
     if (typeof value === 'string' || Array.isArray(value)) return [...value];
     if (isPlainObject(value)) return Object.keys(value);
