@@ -39,21 +39,39 @@ type JinjaCompilerClass = new (templateName: string, throwOnUndefined: boolean) 
 let compilerClass: JinjaCompilerClass | undefined;
 
 /** The compiler class, made on first use (when nunjucks is loaded: nunjucks-internals.ts). */
+/** Node kinds added at compile time, shared by the compiler layers below. */
+interface Kinds {
+  readonly Truthy: NjNodeClass;
+  readonly LoopFilter: NjNodeClass;
+  readonly ForKeys: NjNodeClass;
+  readonly own: readonly NjNodeClass[];
+}
+
+type Layer = new (templateName: string, throwOnUndefined: boolean) => NjCompiler & {
+  readonly constants: string[];
+  call(fn: string, args: readonly NjNode[], frame: NjFrame): void;
+};
+
+/** The compiler class, made on first use (when nunjucks is loaded: nunjucks-internals.ts): data, then operators, then statements. */
 function makeCompiler(): JinjaCompilerClass {
-  const { nodes: njNodes, Compiler: NjBaseCompiler } = nunjucksInternals();
+  const { nodes: njNodes } = nunjucksInternals();
   const { DoNode, SliceNode, StarArg, DoubleStarArg } = jinjaParser();
-  /** Node kinds added at compile time. */
   const Truthy = njNodes.Node.extend('Truthy', { fields: ['expr'] });
   const LoopFilter = njNodes.Node.extend('LoopFilter', { fields: ['arr', 'name', 'cond'] });
   const ForKeys = njNodes.Node.extend('ForKeys', { fields: ['expr'] });
-  const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, ForKeys, DoNode, SliceNode, StarArg, DoubleStarArg];
+  const kinds: Kinds = { Truthy, LoopFilter, ForKeys, own: [Truthy, LoopFilter, ForKeys, DoNode, SliceNode, StarArg, DoubleStarArg] };
+  return statementLayer(operatorLayer(dataLayer(kinds), kinds), kinds);
+}
 
-  function wrapCondition(node: NjNode): void {
-    const cond = node.cond as NjNode;
-    if (cond.typename !== 'Truthy') node.cond = new Truthy(cond.lineno, cond.colno, cond);
-  }
+function wrapCondition(node: NjNode, Truthy: NjNodeClass): void {
+  const cond = node.cond as NjNode;
+  if (cond.typename !== 'Truthy') node.cond = new Truthy(cond.lineno, cond.colno, cond);
+}
 
-  return class JinjaCompiler extends NjBaseCompiler {
+/** Literals, dicts, argument unpacking, positions and the `jinja.*` call helper. */
+function dataLayer(kinds: Kinds): Layer {
+  const { Compiler: NjBaseCompiler } = nunjucksInternals();
+  return class DataCompiler extends NjBaseCompiler {
     /** String literals and template text, in emit order: the code reads them from `K`, so templates of one shape share code. */
     readonly constants: string[] = [];
     /** The next literal is a keyword argument's name (an object-literal key in the code): emitted as written. */
@@ -116,11 +134,11 @@ function makeCompiler(): JinjaCompilerClass {
     }
 
     assertType(node: NjNode, ...types: NjNodeClass[]): void {
-      if (OWN_NODES.some((t) => node instanceof t)) return;
+      if (kinds.own.some((t) => node instanceof t)) return;
       if (!types.some((t) => node instanceof t)) this.fail(`assertType: invalid type: ${node.typename}`, node.lineno, node.colno);
     }
 
-    private call(fn: string, args: readonly NjNode[], frame: NjFrame): void {
+    call(fn: string, args: readonly NjNode[], frame: NjFrame): void {
       this._emit(`jinja.${fn}(`);
       args.forEach((arg, i) => {
         if (i > 0) this._emit(', ');
@@ -128,7 +146,13 @@ function makeCompiler(): JinjaCompilerClass {
       });
       this._emit(')');
     }
+  };
+}
 
+/** Operators with Python's semantics. */
+function operatorLayer(Base: Layer, kinds: Kinds): Layer {
+  const { Compiler: NjBaseCompiler, nodes: njNodes } = nunjucksInternals();
+  return class OperatorCompiler extends Base {
     compileAdd(node: NjNode, frame: NjFrame): void {
       this.call('add', [node.left, node.right], frame);
     }
@@ -202,14 +226,21 @@ function makeCompiler(): JinjaCompilerClass {
       this.shortCircuit(node, frame, false);
     }
 
-    compileIf(node: NjNode, frame: NjFrame, async?: boolean): void {
-      wrapCondition(node);
-      (NjBaseCompiler.prototype as unknown as { compileIf(n: NjNode, f: NjFrame, a?: boolean): void }).compileIf.call(this, node, frame, async);
-    }
-
     compileInlineIf(node: NjNode, frame: NjFrame): void {
-      wrapCondition(node);
+      wrapCondition(node, kinds.Truthy);
       (NjBaseCompiler.prototype as unknown as { compileInlineIf(n: NjNode, f: NjFrame): void }).compileInlineIf.call(this, node, frame);
+    }
+  };
+}
+
+/** Statements: output, if, for, set, do, macros. */
+function statementLayer(Base: Layer, kinds: Kinds): JinjaCompilerClass {
+  const { Compiler: NjBaseCompiler } = nunjucksInternals();
+  const { LoopFilter, ForKeys } = kinds;
+  return class StatementCompiler extends Base {
+    compileIf(node: NjNode, frame: NjFrame, async?: boolean): void {
+      wrapCondition(node, kinds.Truthy);
+      (NjBaseCompiler.prototype as unknown as { compileIf(n: NjNode, f: NjFrame, a?: boolean): void }).compileIf.call(this, node, frame, async);
     }
 
     /** `{{ value }}` prints what Python's str() gives (jinja.str); template text is emitted as it is. */
