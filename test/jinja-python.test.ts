@@ -55,6 +55,7 @@ test('is tests, in / not in, ~ and the format filter', () => {
   const ctx = { s: 'x', d: { a: 1 }, l: [1], i: 3, nothing: null };
   assert.equal(render('{{ nothing is none }}{{ s is none }}{{ s is string }}{{ d is mapping }}{{ l is mapping }}{{ l is iterable }}{{ s is iterable }}{{ i is number }}{{ i is iterable }}', ctx), 'TrueFalseTrueTrueFalseTrueTrueTrueFalse');
   assert.equal(render('{{ s is defined }}{{ zz is defined }}{{ zz is undefined }}{{ l is sequence }}{{ true is boolean }}{{ i is integer }}{{ 1.5 is float }}{{ l is not none }}', ctx), 'TrueFalseTrueTrueTrueTrueTrueTrue');
+  assert.equal(render("{{ [1, [2]] == [1, [2]] }}{{ {'a': [1]} == {'a': [1]} }}{{ [1] != [2] }}{{ 1 == true }}{{ '1' == 1 }}{{ none == nothing }}{{ 0 == '' }}", ctx), 'TrueTrueTrueTrueFalseTrueFalse');
   assert.equal(render("{{ 'a' in d }}{{ 'b' not in d }}{{ 1 in l }}{{ 'x' in 'xyz' }}{{ 2 not in l }}", ctx), 'TrueTrueTrueTrueTrue');
   assert.equal(render("{{ 'a' ~ 1 ~ none }}|{{ '%s=%d' | format('k', 2) }}|{{ '%(k)s' | format(k='v') }}"), 'a1None|k=2|v');
 });

@@ -182,6 +182,12 @@ function operatorLayer(Base: Layer, kinds: Kinds): Layer {
     }
 
     compileCompare(node: NjNode, frame: NjFrame): void {
+      const ops = node.ops as NjNode[];
+      // `a == b` / `a != b`: Python's equality (lists and dicts by value).
+      if (ops.length === 1 && (ops[0]!.type === '==' || ops[0]!.type === '!=')) {
+        if (ops[0]!.type === '!=') this._emit('!');
+        return this.call('eq', [node.expr, ops[0]!.expr], frame);
+      }
       this.compile(node.expr, frame);
       for (const op of node.ops as NjNode[]) {
         this._emit(` ${COMPARE[op.type as string] ?? (op.type as string)} `);

@@ -13,6 +13,8 @@ import { isPlainObject, Namespace, pyPrint, pyTruthy } from './py-values.js';
 export interface JinjaRuntime {
   /** `a + b`: lists concatenate (JavaScript would join them into a string). */
   add(a: unknown, b: unknown): unknown;
+  /** `a == b`: Python's equality — lists and dicts compare by value, `1 == True`. */
+  eq(a: unknown, b: unknown): boolean;
   /** `a ~ b`: the two printed as `{{ }}` prints them, joined. */
   concat(a: unknown, b: unknown): string;
   /** `a * b`: a string or list times an integer repeats it. */
@@ -71,6 +73,7 @@ export const jinjaRuntime: JinjaRuntime = {
     return (a as number) + (b as number);
   },
   concat: (a, b) => pyPrint(a) + pyPrint(b),
+  eq: pyEquals,
   mul(a, b) {
     if (typeof b === 'number' && (typeof a === 'string' || Array.isArray(a))) return repeat(a, b);
     if (typeof a === 'number' && (typeof b === 'string' || Array.isArray(b))) return repeat(b, a);
@@ -132,6 +135,19 @@ export const jinjaRuntime: JinjaRuntime = {
     return wrapped as typeof macro;
   },
 };
+
+function pyEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  // undefined is JavaScript's other None: a context function that returns it means None.
+  if (a === undefined || b === undefined || a === null || b === null) return (a ?? null) === (b ?? null);
+  if (typeof a === 'boolean' || typeof b === 'boolean') return typeof a !== 'object' && typeof b !== 'object' && Number(a) === Number(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEquals(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && pyEquals(a[k], b[k]));
+  }
+  return false;
+}
 
 /** The indices `range(len)[start:stop:step]` selects (CPython's PySlice_AdjustIndices). */
 function sliceIndices(len: number, start: number | null, stop: number | null, step: number): number[] {
