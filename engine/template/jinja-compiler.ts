@@ -44,6 +44,8 @@ interface Kinds {
   readonly Truthy: NjNodeClass;
   readonly LoopFilter: NjNodeClass;
   readonly ForKeys: NjNodeClass;
+  /** Generated code as an expression (the items of an unpacking `set`). */
+  readonly RawCode: NjNodeClass;
   readonly own: readonly NjNodeClass[];
 }
 
@@ -59,7 +61,8 @@ function makeCompiler(): JinjaCompilerClass {
   const Truthy = njNodes.Node.extend('Truthy', { fields: ['expr'] });
   const LoopFilter = njNodes.Node.extend('LoopFilter', { fields: ['arr', 'name', 'cond'] });
   const ForKeys = njNodes.Node.extend('ForKeys', { fields: ['expr'] });
-  const kinds: Kinds = { Truthy, LoopFilter, ForKeys, own: [Truthy, LoopFilter, ForKeys, DoNode, SliceNode, StarArg, DoubleStarArg] };
+  const RawCode = njNodes.Node.extend('RawCode', { fields: ['code'] });
+  const kinds: Kinds = { Truthy, LoopFilter, ForKeys, RawCode, own: [Truthy, LoopFilter, ForKeys, RawCode, DoNode, SliceNode, StarArg, DoubleStarArg] };
   return statementLayer(operatorLayer(dataLayer(kinds), kinds), kinds);
 }
 
@@ -242,7 +245,8 @@ function operatorLayer(Base: Layer, kinds: Kinds): Layer {
 /** Statements: output, if, for, set, do, macros. */
 function statementLayer(Base: Layer, kinds: Kinds): JinjaCompilerClass {
   const { Compiler: NjBaseCompiler } = nunjucksInternals();
-  const { LoopFilter, ForKeys } = kinds;
+  const { LoopFilter, ForKeys, RawCode } = kinds;
+  const SetNode = nunjucksInternals().nodes.Set;
   return class StatementCompiler extends Base {
     compileIf(node: NjNode, frame: NjFrame, async?: boolean): void {
       wrapCondition(node, kinds.Truthy);
@@ -278,6 +282,7 @@ function statementLayer(Base: Layer, kinds: Kinds): JinjaCompilerClass {
     override compileSet(node: NjNode, frame: NjFrame): void {
       const targets = node.targets as NjNode[];
       const attr = targets.find((t) => t.typename === 'LookupVal');
+      if (attr === undefined && targets.length > 1 && node.value) return this.compileUnpack(node, frame);
       if (attr === undefined) return super.compileSet(node, frame);
       if (targets.length > 1) this.fail('cannot assign to several targets when one is an attribute', node.lineno, node.colno);
       this._emit('jinja.setAttr(');
@@ -287,6 +292,24 @@ function statementLayer(Base: Layer, kinds: Kinds): JinjaCompilerClass {
       this._emit(', ');
       this.compile(node.value ?? node.body, frame);
       this._emitLine(');');
+    }
+
+    /** `{% set a, b = pair %}`: each target gets its item, as Python unpacks (nunjucks gave each the whole value). */
+    private compileUnpack(node: NjNode, frame: NjFrame): void {
+      const targets = node.targets as NjNode[];
+      const items = this._tmpid();
+      this._emit(`var ${items} = `);
+      this.call('unpack', [node.value], frame);
+      this._emitLine(';');
+      this._emitLine(`jinja.unpackCount(${items}, ${targets.length});`);
+      targets.forEach((target, i) => {
+        const item = new RawCode(node.lineno, node.colno, `${items}[${i}]`);
+        super.compileSet(new SetNode(node.lineno, node.colno, [target], item), frame);
+      });
+    }
+
+    compileRawCode(node: NjNode): void {
+      this._emit(node.code as string);
     }
 
     /**

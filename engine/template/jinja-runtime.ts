@@ -35,6 +35,10 @@ export interface JinjaRuntime {
   str(value: unknown): string;
   /** What `for x in value` walks: a mapping's keys, anything else as it is. */
   forKeys(value: unknown): unknown;
+  /** `{% set a, b = value %}`: the items of `value` (a list, a string's characters, a mapping's keys). */
+  unpack(value: unknown): unknown[];
+  /** Fails as Python does when an unpacked value has not exactly `n` items. */
+  unpackCount(items: unknown[], n: number): void;
   /** `*xs` in a call: the positional arguments `xs` holds. */
   iterable(value: unknown): unknown[];
   /** `**kw` in a call: the keyword arguments mapping `kw` holds. */
@@ -108,6 +112,14 @@ export const jinjaRuntime: JinjaRuntime = {
   },
   str: pyPrint,
   forKeys: (value) => (isPlainObject(value) || value instanceof Namespace ? Object.keys(value) : value),
+  unpack(value) {
+    if (value === null || value === undefined) throw new TypeError(`cannot unpack non-iterable ${typeName(value)} object`);
+    return jinjaRuntime.iterable(value);
+  },
+  unpackCount(items, n) {
+    if (items.length < n) throw new Error(`ValueError: not enough values to unpack (expected ${n}, got ${items.length})`);
+    if (items.length > n) throw new Error(`ValueError: too many values to unpack (expected ${n})`);
+  },
   iterable(value) {
     if (typeof value === 'string' || Array.isArray(value)) return [...value];
     if (isPlainObject(value)) return Object.keys(value);
