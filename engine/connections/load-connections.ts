@@ -46,7 +46,7 @@ export interface EnvFileContent {
 export interface ConnectionRegistry {
   /** Case-insensitive lookup of the winning definition. */
   get(name: string): Connection | undefined;
-  /** Like `get`, but a missing name is the spec's `connection '<t>' not found`. */
+  /** Like `get`, but a missing name is the documented `connection '<t>' not found`. */
   require(name: string): Connection;
   /** Winning definitions sorted by name, without secrets. */
   list(): ConnectionInfo[];
