@@ -15,8 +15,8 @@ import type { ModelSource, SeedSource } from '../project/load.js';
 import type { Level } from '../log.js';
 import type { Graph } from '../dag/graph.js';
 import type { ChangeView } from '../files/change-journal.js';
-import type { CacheEntry, Stamp } from './compile-cache.js';
-import type { CompiledModel, CompiledNode, CompiledSeed } from './compile.js';
+import type { CacheEntry, Stamp } from './cache-types.js';
+import type { CompiledModel, CompiledNode, CompiledSeed } from './compiled.js';
 import type { NodeIndex } from './node-index.js';
 
 export type LogLine = readonly [Level, string];

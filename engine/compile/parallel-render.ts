@@ -25,7 +25,7 @@ import { BlockingThread, newWakeCounter, receiveAny } from '../threads/blocking-
 import { EngineError, rebuildError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModelSource } from '../project/load.js';
-import type { CompiledModel } from './compile.js';
+import type { CompiledModel } from './compiled.js';
 import { renderRecorded, type RenderOutcome } from './recorded-render.js';
 import type { ChunkAnswer, RenderJob, WireOutcome } from './render-job.js';
 import type { RenderEnv } from './render-model.js';

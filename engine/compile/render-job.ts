@@ -5,7 +5,7 @@
  * models as chunks; it answers once per chunk (a BlockingThread answer).
  */
 import type { SerializedError } from '../errors.js';
-import type { Lookup } from './compile-cache.js';
+import type { Lookup } from './cache-types.js';
 import type { IndexedNode } from './node-index.js';
 import type { ModelSource } from '../project/load.js';
 import type { ModelConfig } from '../project/model-config.js';
