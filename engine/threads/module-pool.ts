@@ -22,14 +22,14 @@ export interface ModulePoolOptions {
   readonly onError?: (err: Error) => void;
 }
 
-/** `node` flags of the threads: under tsx, tsx's own when the parent got it another way. */
-function execArgv(base: string): string[] | undefined {
+/** `node` flags of a pool's threads (undefined: inherit): under tsx, tsx's own when the parent got it another way. */
+export function poolExecArgv(base: string): string[] | undefined {
   if (!base.endsWith('.ts')) return undefined; // inherit
   return process.execArgv.some((a) => a.includes('tsx')) ? undefined : [...process.execArgv, '--import', 'tsx'];
 }
 
 export function modulePool<Task, Result>(base: string, specifier: string, options: ModulePoolOptions): Piscina<Task, Result> {
-  const argv = execArgv(base);
+  const argv = poolExecArgv(base);
   const pool = new Piscina<Task, Result>({
     filename: nearModule(base, specifier).href,
     minThreads: options.minThreads ?? options.maxThreads,
