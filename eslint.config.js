@@ -1,6 +1,6 @@
-// Lint: typescript-eslint recommended rules, no import cycles, and the folder
-// boundaries of DESIGN.md (engine/ imports nothing from actors/, http/, cli/;
-// actors/ nothing from http/ or cli/).
+// Lint: typescript-eslint recommended rules, no import cycles, and the layer
+// boundaries of docs/architecture.md (engine/ imports nothing from actors/,
+// http/, cli/; actors/ nothing from http/ or cli/; http/ nothing from cli/).
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
@@ -18,8 +18,8 @@ export default tseslint.config(
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-restricted-paths': ['error', {
         zones: [
-          { target: './engine', from: ['./actors', './http', './cli'], message: 'engine/ must not import actors/, http/ or cli/ (DESIGN.md layout)' },
-          { target: './actors', from: ['./http', './cli'], message: 'actors/ must not import http/ or cli/ (DESIGN.md layout)' },
+          { target: './engine', from: ['./actors', './http', './cli'], message: 'engine/ must not import actors/, http/ or cli/ (docs/architecture.md)' },
+          { target: './actors', from: ['./http', './cli'], message: 'actors/ must not import http/ or cli/ (docs/architecture.md)' },
           { target: './http', from: ['./cli'], message: 'http/ must not import cli/' },
         ],
       }],

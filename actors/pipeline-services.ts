@@ -5,20 +5,19 @@
  * - `query`: statements on a PostgreSQL connection (a cancel runs
  *   `pg_cancel_backend` from the target's control path) or through the
  *   DuckDB actor that owns the file (a cancel interrupts the statement);
- * - `build`: the SQL model builder in-process — prepare (load, target,
- *   compile, select), then `run`/`test` through the build actor, or the
- *   node description for `list`/`compile` — publishing the run output
- *   object with `command` after `target`, and running model hooks with the
- *   same step runner.
+ * - `build`: the SQL model builder — prepare (load, target, compile,
+ *   select) on a pool task when the host has a pool (the daemon: its thread
+ *   serving requests never compiles; actors/tasks/build-prepare.ts), then
+ *   `run`/`test` through the build actor, or the node description for
+ *   `list`/`compile` — publishing the run output object with `command`
+ *   after `target`, and running model hooks with the same step runner.
  */
 import { join, resolve } from 'node:path';
 import { EngineError, errorChain } from '../engine/errors.js';
-import { compileNodeJson } from '../engine/build-plan/compile-json.js';
-import { planProjects, prepareBuild, prepareSubProjects, type BuildRequest, type PreparedBuild } from '../engine/build-plan/prepare.js';
+import { planProjects, type BuildRequest, type PreparedBuild, type SubProjectPlan } from '../engine/build-plan/prepare.js';
 import { failureSummary, runPayload, type RunPayload } from '../engine/build-plan/run-output.js';
-import { resolvedMode } from '../engine/compile/compile.js';
-import { loadConnections, type Connection, type ConnectionRegistry } from '../engine/connections/index.js';
-import type { ChangeJournal } from '../engine/files/change-journal.js';
+import { loadConnections, snapshotConnections, type Connection, type ConnectionRegistry } from '../engine/connections/index.js';
+import { ChangeJournal } from '../engine/files/change-journal.js';
 import type { Level, Logger } from '../engine/log.js';
 import type { Value } from '../engine/pipeline/evaluate.js';
 import { runModelHooks } from '../engine/pipeline/hooks.js';
@@ -26,7 +25,8 @@ import type { VarLookup } from '../engine/pipeline/render.js';
 import type { BuildStepResult, ModelHookScope, PipelineOptions, QueryStepResult, ResolvedBuildStep, StepServiceContext } from '../engine/pipeline/types.js';
 import { parseRangeFlag } from '../engine/range-flag.js';
 import { runQueryStatements } from '../engine/runs/query-task.js';
-import { executeBuild, nodeKind } from './build/execute-build.js';
+import { executePlan, nodeKind } from './build/execute-build.js';
+import { prepareProjects, type BuildPrepareResult, type PreparedStep } from './tasks/build-prepare.js';
 import { withConnectionSession } from './connection-session.js';
 import type { TaskPool } from './pool.js';
 import type { ModelHooks } from './build/start-build.js';
@@ -61,23 +61,6 @@ function withCommand(payload: object, command: string): Record<string, Value> {
   return { path, target, command, ...rest } as Record<string, Value>;
 }
 
-function listState(p: PreparedBuild, fullRefresh: boolean): Record<string, Value> {
-  const withTarget = p.targetName !== '';
-  const results = p.selected.map((n) => ({
-    name: n.name,
-    type: n.kind === 'seed' ? 'seed' : 'model',
-    mode: n.kind === 'seed' ? 'full-refresh' : resolvedMode(n, fullRefresh),
-    file: n.source.file,
-    ...(withTarget ? { table: n.source.naming.fullName } : {}),
-  }));
-  return { path: p.root, target: p.targetName, command: 'list', results, total: results.length, ok: results.length, failed: 0, skipped: 0 };
-}
-
-function compileState(p: PreparedBuild, fullRefresh: boolean): Record<string, Value> {
-  const nodes = p.selected.map((n) => compileNodeJson(n, fullRefresh)) as Value[];
-  return { path: p.root, target: p.targetName, command: 'compile', order: p.selected.map((n) => n.name), nodes, results: nodes, total: nodes.length, ok: nodes.length, failed: 0, skipped: 0 };
-}
-
 export interface BuildServiceDeps {
   /** The host's connections: the build's target resolves here (the daemon's project connections). */
   readonly connections?: ConnectionRegistry;
@@ -89,7 +72,7 @@ export interface BuildServiceDeps {
   readonly runId?: string;
   /** `${NAME}` in model hooks, after the step's `env`. */
   readonly vars?: VarLookup;
-  /** The daemon's worker pool: PostgreSQL build nodes run on its long-lived workers. */
+  /** The daemon's worker pool: the compile and PostgreSQL build nodes run on its long-lived workers. */
   readonly pool?: TaskPool;
   /**
    * The daemon: what changed under a build directory since its last compile
@@ -98,13 +81,13 @@ export interface BuildServiceDeps {
   readonly changes?: (dir: string) => ChangeJournal | undefined;
 }
 
-/** Runs one build step in-process. */
-export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceContext & { readonly hooks: ModelHookScope }, deps: BuildServiceDeps): Promise<BuildStepResult> {
-  const logger = stepLogger(ctx.log);
-  const command = step.command;
+type StepContext = StepServiceContext & { readonly hooks: ModelHookScope };
+type StepOutcome = { state: Record<string, Value>; payload?: RunPayload; failure?: string };
+
+function buildRequest(step: ResolvedBuildStep, deps: BuildServiceDeps): BuildRequest {
   const changes = deps.changes?.(resolve(step.dir));
-  const req: BuildRequest = {
-    verb: command,
+  return {
+    verb: step.command,
     path: step.dir,
     target: step.target,
     select: step.select ?? [],
@@ -120,88 +103,120 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
     ...(deps.connections ? { connections: deps.connections } : {}),
     ...(changes ? { changes } : {}),
   };
-  const fullRefresh = step.full_refresh ?? false;
+}
+
+/**
+ * The step's projects prepared: on a pool task when the host has a pool
+ * (the connections and change journal cross as snapshots), else here. The
+ * compile's log lines go to the step's output.
+ */
+async function prepareStep(req: BuildRequest, plan: SubProjectPlan, deps: BuildServiceDeps, ctx: StepContext, logger: Logger): Promise<BuildPrepareResult> {
+  const children = plan.mode === 'independent' ? plan.children : undefined;
+  let r: BuildPrepareResult;
+  if (deps.pool) {
+    const { connections, changes, ...plain } = req;
+    r = await deps.pool.run(
+      {
+        type: 'build.prepare',
+        req: plain,
+        root: plan.root,
+        ...(children ? { children } : {}),
+        ...(connections ? { connections: snapshotConnections(connections) } : {}),
+        ...(changes instanceof ChangeJournal ? { journal: changes.snapshot() } : {}),
+      },
+      { signal: ctx.signal },
+    );
+  } else {
+    r = prepareProjects(req, plan.root, children);
+  }
+  for (const [level, message] of r.lines) logger.log(level, message);
+  if (ctx.signal.aborted) throw cancelled();
+  return r;
+}
+
+/** `list`/`compile`: the prepared state; `run`/`test`: the build plan executed through the build actor. */
+async function executeStep(p: PreparedStep, step: ResolvedBuildStep, ctx: StepContext, deps: BuildServiceDeps, logger: Logger): Promise<StepOutcome> {
+  if (p.state !== undefined) return { state: p.state };
+  const command = step.command as 'run' | 'test';
   const range = step.range === undefined ? undefined : parseRangeFlag(step.range);
-  const threads = step.threads === undefined || step.threads < 1 ? 4 : step.threads;
-  const empty = (path: string, target: string) => withCommand(runPayload(path, target, []), command);
+  const hooks: ModelHooks = (phase, task, signal) =>
+    runModelHooks(phase, task, signal, {
+      options: deps.pipeline,
+      vars: (name) => (step.env !== undefined && Object.prototype.hasOwnProperty.call(step.env, name) ? step.env[name] : deps.vars?.(name)),
+      targetName: p.targetName,
+      shared: ctx.hooks,
+      log: ctx.log,
+    });
+  let actorCancel: (() => void) | undefined;
+  const onAbort = () => actorCancel?.();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const ex = await executePlan(p.plan!, {
+      verb: command,
+      fullRefresh: step.full_refresh ?? false,
+      noSeeds: step.no_seeds ?? false,
+      threads: step.threads === undefined || step.threads < 1 ? 4 : step.threads,
+      failFast: step.fail_fast ?? false,
+      ...(range ? { range } : {}),
+      logger,
+      logLevel: 'info',
+      ...(deps.state ? { state: deps.state } : {}),
+      ...(deps.runId ? { runId: deps.runId } : {}),
+      ...(deps.pool ? { pool: deps.pool } : {}),
+      hooks,
+      beforeStart: ({ actor }) => {
+        actorCancel = () => actor.cancel();
+        actor.events.on('node.start', (e) => logger.log('info', `[${e.index}/${e.total}] ${e.node.table} (${nodeKind(e.node)}) START`));
+        actor.events.on('node.finish', (e) =>
+          logger.log(e.status === 'error' ? 'error' : 'info', `[${e.index}/${e.total}] ${e.node.table} (${nodeKind(e.node)}) ${e.status === 'error' ? `FAIL: ${e.error?.message ?? ''}` : e.status === 'skipped' ? 'SKIP' : 'OK'}`),
+        );
+        if (ctx.signal.aborted) actor.cancel();
+      },
+    });
+    if (ctx.signal.aborted) throw cancelled();
+    const payload = runPayload(p.root, p.targetName, ex.records);
+    logger.log('info', `build ${command}: ${payload.ok} ok, ${payload.failed} failed, ${payload.skipped} skipped`);
+    return { state: withCommand(payload, command), payload, ...(payload.failed > 0 ? { failure: failureSummary(ex.records) } : {}) };
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+}
 
-  const execute = async (p: PreparedBuild): Promise<{ state: Record<string, Value>; payload?: RunPayload; failure?: string }> => {
-    if (command === 'list') return { state: listState(p, fullRefresh) };
-    if (command === 'compile') return { state: compileState(p, fullRefresh) };
-    const hooks: ModelHooks = (phase, task, signal) =>
-      runModelHooks(phase, task, signal, {
-        options: deps.pipeline,
-        vars: (name) => (step.env !== undefined && Object.prototype.hasOwnProperty.call(step.env, name) ? step.env[name] : deps.vars?.(name)),
-        targetName: p.targetName,
-        shared: ctx.hooks,
-        log: ctx.log,
-      });
-    let actorCancel: (() => void) | undefined;
-    const onAbort = () => actorCancel?.();
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      const ex = await executeBuild(p, {
-        verb: command,
-        fullRefresh,
-        noSeeds: step.no_seeds ?? false,
-        threads,
-        failFast: step.fail_fast ?? false,
-        ...(range ? { range } : {}),
-        logger,
-        logLevel: 'info',
-        ...(deps.state ? { state: deps.state } : {}),
-        ...(deps.runId ? { runId: deps.runId } : {}),
-        ...(deps.pool ? { pool: deps.pool } : {}),
-        hooks,
-        beforeStart: ({ actor }) => {
-          actorCancel = () => actor.cancel();
-          actor.events.on('node.start', (e) => logger.log('info', `[${e.index}/${e.total}] ${e.node.table} (${nodeKind(e.node)}) START`));
-          actor.events.on('node.finish', (e) =>
-            logger.log(e.status === 'error' ? 'error' : 'info', `[${e.index}/${e.total}] ${e.node.table} (${nodeKind(e.node)}) ${e.status === 'error' ? `FAIL: ${e.error?.message ?? ''}` : e.status === 'skipped' ? 'SKIP' : 'OK'}`),
-          );
-          if (ctx.signal.aborted) actor.cancel();
-        },
-      });
-      if (ctx.signal.aborted) throw cancelled();
-      const payload = runPayload(p.root, p.targetName, ex.records);
-      logger.log('info', `build ${command}: ${payload.ok} ok, ${payload.failed} failed, ${payload.skipped} skipped`);
-      return { state: withCommand(payload, command), payload, ...(payload.failed > 0 ? { failure: failureSummary(ex.records) } : {}) };
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-    }
-  };
-
-  let plan;
+/** Runs one build step: prepared (on the host's pool when it has one), then executed here. */
+export async function runBuildStep(step: ResolvedBuildStep, ctx: StepContext, deps: BuildServiceDeps): Promise<BuildStepResult> {
+  const logger = stepLogger(ctx.log);
+  const req = buildRequest(step, deps);
+  let plan: SubProjectPlan;
   try {
     plan = planProjects(req);
   } catch (err) {
-    return { state: empty(step.dir, step.target ?? ''), failure: errorChain(err) };
+    return { state: withCommand(runPayload(step.dir, step.target ?? '', []), step.command), failure: errorChain(err) };
   }
+  const { projects } = await prepareStep(req, plan, deps, ctx, logger);
   if (plan.mode === 'single') {
-    let prepared: PreparedBuild;
-    try {
-      prepared = prepareBuild(req, logger);
-    } catch (err) {
-      return { state: empty(plan.root, step.target ?? ''), failure: errorChain(err) };
-    }
-    const r = await execute(prepared);
+    const only = projects[0]!;
+    if (only.prepared === undefined) return { state: withCommand(runPayload(plan.root, step.target ?? '', []), step.command), failure: only.error ?? 'not prepared' };
+    const r = await executeStep(only.prepared, step, ctx, deps, logger);
     return r.failure === undefined ? { state: r.state } : { state: r.state, failure: r.failure };
   }
+  return runSubProjects(projects, plan.root, step, ctx, deps, logger);
+}
 
-  // Independent sub-projects: one after another, a child that failed to load runs nothing.
+/** Independent sub-projects: one after another, a child that failed to load runs nothing. */
+async function runSubProjects(projects: BuildPrepareResult['projects'], root: string, step: ResolvedBuildStep, ctx: StepContext, deps: BuildServiceDeps, logger: Logger): Promise<BuildStepResult> {
+  const command = step.command;
   const subs: Record<string, Value>[] = [];
   const fatals: string[] = [];
   const all: RunPayload['results'][number][] = [];
-  for (const r of prepareSubProjects(req, plan.root, plan.children, logger)) {
+  for (const r of projects) {
     if (ctx.signal.aborted) throw cancelled();
-    if (!r.prepared) {
-      const msg = errorChain(r.error);
-      subs.push({ ...runPayload(r.path, '', []), error: msg } as unknown as Record<string, Value>);
-      fatals.push(`could not compile sub-project ${r.dir}: ${msg}`);
+    if (r.prepared === undefined) {
+      subs.push({ ...runPayload(r.path, '', []), error: r.error ?? '' } as unknown as Record<string, Value>);
+      fatals.push(`could not compile sub-project ${r.dir}: ${r.error}`);
       continue;
     }
     try {
-      const ex = await execute(r.prepared);
+      const ex = await executeStep(r.prepared, step, ctx, deps, logger);
       const { command: _c, ...rest } = ex.state;
       subs.push({ path: rest.path!, target: rest.target!, error: '', ...rest });
       if (ex.payload) all.push(...ex.payload.results);
@@ -213,11 +228,11 @@ export async function runBuildStep(step: ResolvedBuildStep, ctx: StepServiceCont
       fatals.push(`could not execute sub-project ${r.dir}: ${msg}`);
     }
   }
-  const agg = runPayload(plan.root, step.target ?? '', all);
+  const agg = runPayload(root, step.target ?? '', all);
   const listLike = command === 'list' || command === 'compile';
   const total = listLike ? subs.reduce((a, s) => a + (typeof s.total === 'number' ? s.total : 0), 0) : agg.total;
   const state: Record<string, Value> = {
-    path: plan.root,
+    path: root,
     target: step.target ?? '',
     command,
     sub_projects: subs,

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { EngineError } from '../engine/errors.js';
+import { poolExecArgv } from '../engine/threads/module-pool.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { rebuildError } from './task-error.js';
 import { expectLines } from './log-receiver.js';
@@ -73,12 +74,6 @@ export interface RunTaskOptions {
 
 const ENTRY_IS_TS = import.meta.url.endsWith('.ts');
 
-function workerExecArgv(): string[] | undefined {
-  if (!ENTRY_IS_TS) return undefined; // inherit
-  const hasTsx = process.execArgv.some((a) => a.includes('tsx'));
-  return hasTsx ? undefined : [...process.execArgv, '--import', 'tsx'];
-}
-
 export class TaskPool {
   readonly #piscina: Piscina<TaskEnvelope, TaskOutcome>;
   readonly #cancel: BroadcastChannel;
@@ -91,7 +86,7 @@ export class TaskPool {
     const cancelChannel = `service-task-cancel-${randomUUID()}`;
     const concurrentTasks = Math.max(1, options.concurrentTasksPerWorker ?? 1);
     const workerData: PoolWorkerData = { cancelChannel, concurrentTasks, preload: options.preload ?? [], niceness: options.niceness ?? defaultNiceness };
-    const execArgv = workerExecArgv();
+    const execArgv = poolExecArgv(import.meta.url);
     this.#piscina = new Piscina<TaskEnvelope, TaskOutcome>({
       filename: new URL(ENTRY_IS_TS ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,
       workerData,

@@ -67,7 +67,7 @@ export function lazyModule<M>(base: string, specifier: string): LazyModule<M> {
 }
 
 /** The module `specifier` (written `./x.js`) next to `base`: its `.ts` source when `base` is TypeScript. */
-function nearModule(base: string, specifier: string): URL {
+export function nearModule(base: string, specifier: string): URL {
   return new URL(base.endsWith('.ts') ? specifier.replace(/\.js$/, '.ts') : specifier, base);
 }
 

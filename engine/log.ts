@@ -1,5 +1,5 @@
 /**
- * Logging to stderr in the spec's line format:
+ * Logging to stderr in the documented line format:
  * `<time> <LVL> <message>`; time `3:04PM`, or `YYYY-MM-DD HH:mm:ss.SSS` with
  * --debug/--trace. SERVICE_LOGGING=JSON writes `{"level","msg","time"}`.
  * The engine only sees the `Logger` interface, so a pipeline step or the

@@ -2,8 +2,8 @@
  * Reads a request's JSON body (content type and size checks): at most 1 MiB
  * (413 `request body exceeds 1 MiB`), `Content-Type: application/json` for a
  * non-empty body, valid JSON, a JSON object; an empty body is `{}`. Written
- * here rather than through a body-parser so each failure has the spec's
- * message and the checks run in the spec's order.
+ * here rather than through a body-parser so each failure has the documented
+ * message and the checks run in the documented order.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';

@@ -1,7 +1,7 @@
 /**
  * Request body validation with superstruct (the body's shape is checked after auth and JSON parsing): the first
  * problem answers, unknown fields before missing ones before wrong types,
- * with the spec's messages and dotted paths. `null` for an optional field
+ * with the documented messages and dotted paths. `null` for an optional field
  * means absent, so nulls are dropped before validation.
  */
 import { validate, type Struct } from 'superstruct';

@@ -1,5 +1,5 @@
 /**
- * Fuzz test of the HTTP API (issue 12, acceptance 2): a seeded generator
+ * Fuzz test of the HTTP API: a seeded generator
  * sends 2,400 malformed and odd requests spread over every route the daemon
  * documents in /openapi.json — wrong types, deep nesting, huge strings,
  * objects with non-function toString, path tricks, bad JSON, wrong content

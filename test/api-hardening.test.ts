@@ -1,6 +1,5 @@
 /**
- * Faults an outside campaign found on the request path (issue 12, items 1–5,
- * 8 and 9), each reproduced against a real daemon app over real sockets:
+ * Faults an outside campaign found on the request path, each reproduced against a real daemon app over real sockets:
  * pathological templates, deep JSON, objects that cannot be printed, oversized
  * chunked bodies, HTTP parser errors, reserved file names, deep YAML.
  */

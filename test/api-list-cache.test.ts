@@ -184,7 +184,7 @@ test('pages are per project and per query: another token or another filter never
   assert.ok(filtered.length > 0 && filtered.every((e) => e.status === 'skipped'));
   const asc = await list('/execution/list?limit=100&order=asc');
   assert.deepEqual(asc.map((e) => e.exec_id), mine.map((e) => e.exec_id).reverse());
-  // Bad queries still answer 400 with the spec's message, cached page or not.
+  // Bad queries still answer 400 with the documented message, cached page or not.
   const bad = await rawList('/execution/list?limit=0');
   assert.equal(bad.status, 400);
   assert.deepEqual(JSON.parse(bad.text), { error: 'limit must be an integer between 1 and 100', code: 'bad_request' });

@@ -106,7 +106,7 @@ const unset = (field: string, name: string, hint: string) =>
 const TARGET_HINT = ',\nor pass --target <name>.';
 const SCHEMA_HINT = ',\nor pass --schema <name>.';
 
-test('unresolved fields are reported one at a time in the spec order, each with its hint', async () => {
+test('unresolved fields are reported one at a time in the documented order, each with its hint', async () => {
   const dir = duckProject(
     { 'a.sql': 'select 1 as x' },
     [
@@ -293,7 +293,7 @@ test('defaults.mode and defaults.merge_strategy validation; snapshot warning', a
   assert.equal((json(await build('list', table, '--json')) as { type: string }[])[0]!.type, 'full-refresh');
 });
 
-test('unknown keys are ignored and named on a warning (issue 16: nothing declared is dropped in silence)', async () => {
+test('unknown keys are ignored and named on a warning (nothing declared is dropped in silence)', async () => {
   const dir = duckProject({ 'a.sql': 'select 1' }, 'target: DUCK\nprofile: x\ndefaults: {range: {advance: 1d}}\n');
   const r = await build('list', dir, '--json');
   assert.equal(r.code, 0, r.err);

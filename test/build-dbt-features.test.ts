@@ -1,5 +1,5 @@
 /**
- * Issue 16: a dbt project covering the supported features
+ * A dbt project covering the supported features
  * (test/fixtures/dbt-features) builds unchanged on DuckDB and PostgreSQL:
  * folder configs and config(), custom schemas `<target>_<custom>`, alias,
  * ephemeral CTEs, incremental append / merge / delete+insert with

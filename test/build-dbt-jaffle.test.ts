@@ -1,5 +1,5 @@
 /**
- * Issue 16: a jaffle-shop-like dbt project (test/fixtures/dbt-jaffle: seeds,
+ * A jaffle-shop-like dbt project (test/fixtures/dbt-jaffle: seeds,
  * staging views, schema.yml tests, a macro, a singular test) runs unchanged
  * with `service build run <dir>` on DuckDB (the profile's default target)
  * and on PostgreSQL (`--target pg`): dbt's relation names and kinds, the

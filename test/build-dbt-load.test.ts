@@ -1,5 +1,5 @@
 /**
- * Issue 16: how a dbt project is found and configured — profiles.yml from
+ * How a dbt project is found and configured — profiles.yml from
  * --profiles-dir, DBT_PROFILES_DIR or the project directory, env_var() in
  * it, --target picking the output; a project's generate_schema_name /
  * generate_alias_name overriding dbt's naming; source freshness through

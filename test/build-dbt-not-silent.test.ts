@@ -1,5 +1,5 @@
 /**
- * Issue 16, "nothing silent": every dbt feature service build does not
+ * Nothing silent: every dbt feature service build does not
  * run is an error or a warning that names the file and the feature — one
  * test each — and our own format names files it does not read.
  */

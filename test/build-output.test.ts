@@ -55,7 +55,7 @@ test('A2 without a target: list shows files and no table; compile fails with the
   }
 });
 
-test('A6 compile --json: the exact payload, node fields in the spec order', async () => {
+test('A6 compile --json: the exact payload, node fields in the documented order', async () => {
   const dir = shop();
   const r = await build('compile', dir, '--json');
   assert.equal(r.code, 0, r.err);

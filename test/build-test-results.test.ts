@@ -1,5 +1,5 @@
 /**
- * Data tests are visible (issue 14 item 4): a line per test with its result,
+ * Data tests are visible: a line per test with its result,
  * a `Tests: N passed, M warned, K failed` summary, and per-test records under
  * `tests` in `run --json` (additive: the payload's own fields are unchanged).
  */

@@ -1,5 +1,5 @@
 /**
- * `--help` everywhere (issue 14): every daemon, operator and API-client
+ * `--help` everywhere: every daemon, operator and API-client
  * command answers `-h`/`--help` with its usage, options and an example on
  * stdout, exit 0 — before the token, the store or the daemon is touched.
  */

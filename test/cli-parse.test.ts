@@ -1,5 +1,5 @@
 /**
- * The one command-line parser (issue 14): the command table declares every
+ * The one command-line parser: the command table declares every
  * command; sade reads the canonical form the strict scan writes. These
  * cases pin what mri alone would get wrong and the exact usage errors.
  */

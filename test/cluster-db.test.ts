@@ -1,5 +1,5 @@
 /**
- * The cluster's coordination primitives on a real PostgreSQL (issue 17):
+ * The cluster's coordination primitives on a real PostgreSQL:
  * one claim per job and due time whoever asks, and one git poller at a time,
  * handed on when its holder's session ends.
  */

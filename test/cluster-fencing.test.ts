@@ -1,5 +1,5 @@
 /**
- * Fencing in cluster mode (issue 17): once a survivor has taken a daemon
+ * Fencing in cluster mode: once a survivor has taken a daemon
  * over, the writes that daemon's sessions make to execution records are
  * refused by the database, whatever the daemon believes.
  */

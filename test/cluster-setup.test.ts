@@ -1,4 +1,4 @@
-/** Cluster-mode settings from the environment (issue 17): defaults, bounds, errors naming the variable. */
+/** Cluster-mode settings from the environment: defaults, bounds, errors naming the variable. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clusterSetup, DEFAULT_LEASE_MS } from '../cli/cluster-setup.js';

@@ -1,5 +1,5 @@
 /**
- * Cluster mode (issue 17): three daemon processes on loopback sharing one
+ * Cluster mode: three daemon processes on loopback sharing one
  * fresh PostgreSQL state database per test, with a short lease
  * (SERVICE_LEASE_SECONDS) so takeovers happen in seconds. Needs
  * `npm run build` (the daemons are bin/service.js).

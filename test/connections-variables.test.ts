@@ -1,5 +1,5 @@
 /**
- * `${NAME}` in env.yaml connection values (issue 14): resolved from the
+ * `${NAME}` in env.yaml connection values: resolved from the
  * file's own `env:` map, then the environment; an unset one names the field
  * and the variable instead of a confusing URL-scheme complaint.
  */

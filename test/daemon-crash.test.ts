@@ -1,5 +1,5 @@
 /**
- * Crash test (issue 12, acceptance 3): a real daemon process is killed with
+ * Crash test: a real daemon process is killed with
  * SIGKILL ten times while it saves files and runs PostgreSQL query and
  * replication jobs. After every restart: every acknowledged save is intact,
  * no execution is left running, no `_service_tmp_*` table and no backend of

@@ -1,5 +1,5 @@
 /**
- * One daemon per data directory (issue 18.1): a second `service serve` on a
+ * One daemon per data directory: a second `service serve` on a
  * served directory exits 1 at once naming the directory and the holder's pid,
  * and touches nothing — the first daemon's running execution is still running
  * and finishes normally. A lock left by a daemon killed with kill -9 is taken

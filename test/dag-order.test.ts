@@ -19,7 +19,7 @@ function cycleError(names: string[], edges: Record<string, string[]>): EngineErr
   assert.fail('expected a cycle error');
 }
 
-test('project orders as the spec lists it', () => {
+test('project orders as the docs list it', () => {
   const names = ['stg_orders', 'rpt_revenue', 'raw_orders', 'fct_orders', 'dim_customers', 'raw_customers', 'stg_customers'];
   const order = topoOrder(names, deps({
     stg_orders: ['raw_orders'],

@@ -87,7 +87,7 @@ function selectError(graph: Graph, include: string[], exclude: string[] = []): s
   assert.fail(`expected ${JSON.stringify(include)} / ${JSON.stringify(exclude)} to fail`);
 }
 
-test('fixtures are in the DAG order the specs state', () => {
+test('fixtures are in the DAG order the docs state', () => {
   assert.deepEqual(shop.nodes.map((n) => n.name), [
     'raw_customers', 'raw_orders', 'stg_customers', 'stg_orders', 'dim_customers', 'fct_orders', 'rpt_revenue',
   ]);

@@ -1,6 +1,6 @@
 /**
  * A DuckDB file `x.duckdb` is the catalog `x`: with a schema also named `x`,
- * the name `x.t` is ambiguous and DuckDB refuses it (issue 12 item 12).
+ * the name `x.t` is ambiguous and DuckDB refuses it.
  * Builds and replications qualify such relations with their catalog.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The in-memory index behind `file/list` (issue 12 item 10): after one walk,
+ * The in-memory index behind `file/list`: after one walk,
  * lists are answered from memory (no directory walk), the daemon's own writes
  * are visible to the very next list, changes made behind its back arrive
  * through the watcher, and the index always agrees with a fresh walk.

@@ -120,7 +120,7 @@ test('".git" segments', () => {
   badName('a/.git/HEAD', msg('a/.git/HEAD', '".git" segments are not allowed'));
 });
 
-test('rules are checked in the spec order (first broken rule wins)', () => {
+test('rules are checked in the documented order (first broken rule wins)', () => {
   badName('/../x', msg('/../x', 'absolute paths are not allowed'));
   badName(`/${'a'.repeat(300)}`, msg(`/${'a'.repeat(300)}`, 'length out of range'));
   badName('../a\0', msg('../a\0', '".." segments are not allowed'));

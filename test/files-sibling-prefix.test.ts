@@ -1,6 +1,6 @@
 /**
  * Root containment against a sibling whose name starts with the root's name
- * (issue 12 item 17): the project root is `<project>/files`, the neighbour
+ *: the project root is `<project>/files`, the neighbour
  * `<project>/files2` holds a secret, and a symlink `sib → ../files2` sits in
  * the root. A containment check that compares prefixes without the trailing
  * separator lets every route below escape; each must refuse it (400) and

@@ -1,5 +1,5 @@
 /**
- * `config.timeout` (issue 12 item 11): an execution running past its job's
+ * `config.timeout`: an execution running past its job's
  * timeout is stopped like a cancel — the statement is cancelled in
  * PostgreSQL — and ends `error` with `execution timed out after <n> s`.
  * Checked for a query job (tasks) and a pipeline (steps).

@@ -1,4 +1,4 @@
-// Monitor files: the spec example verbatim, every row of the
+// Monitor files: the documented example verbatim, every row of the
 // Table with path and position, the duration grammar, and how
 // settings for one table are chosen (later entries win, over defaults).
 import { test } from 'node:test';

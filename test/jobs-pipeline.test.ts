@@ -1,4 +1,4 @@
-// Pipeline files: the spec examples verbatim,
+// Pipeline files: the documented examples verbatim,
 // every row of the pipeline validation rules with its path and position, type detection
 // from the naming keys, per-type keys and requirements, expressions and
 // templates, referenced files and connection kinds, and the parsed model.

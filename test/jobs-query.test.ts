@@ -1,4 +1,4 @@
-// Query files: the spec example verbatim, the header rules
+// Query files: the documented example verbatim, the header rules
 // with line and column, statement splitting outside quotes, comments and
 // dollar quotes, and the connection-kind check.
 import { test } from 'node:test';

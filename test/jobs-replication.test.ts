@@ -1,4 +1,4 @@
-// Replication files: the spec's examples verbatim, every row of
+// Replication files: the documented examples verbatim, every row of
 // the "Replication validation" table with its path and position, the checks
 // that wait for a defined connection, the defaults merge and the job-save
 // stream matching used by job saves.

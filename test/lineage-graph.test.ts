@@ -1,4 +1,4 @@
-// Issue 15: the lineage picture shared by `service build graph` and the web
+// The lineage picture shared by `service build graph` and the web
 // console — nodes and edges of a compiled project, dagre's layered layout,
 // SVG with every name escaped, DOT and Mermaid text, and the CLI verb.
 import assert from 'node:assert/strict';

@@ -190,7 +190,7 @@ test('build step failures publish the state and fail the step with "build failed
   assert.ok(noTarget.records.get('b')!.state !== null);
 });
 
-test('model hooks: a malformed entry and a failing end hook fail the model with the spec messages', async () => {
+test('model hooks: a malformed entry and a failing end hook fail the model with the documented messages', async () => {
   writeTree(ws.root, {
     'hooked/service_build.yml': 'target: DUCK\n',
     'hooked/bad.sql': '/**\nhooks: {start: [{nothing: here}]}\n**/\nselect 1 as x\n',

@@ -1,7 +1,7 @@
 // Model hooks in a local `service build run`:
 // hooks.start / hooks.end (defaults first, then the model's) run by the
 // pipeline step runner with model.*, target.* and env.* (the build's vars),
-// their output as INF lines; a failing hook fails the model with the spec's
+// their output as INF lines; a failing hook fails the model with the documented
 // message and skips its dependents; seeds and `test` run no hooks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

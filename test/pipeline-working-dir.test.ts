@@ -1,5 +1,5 @@
 /**
- * Working directories of pipeline steps (issue 18.2): a relative
+ * Working directories of pipeline steps: a relative
  * `duckdb://p.duckdb` target of a `build: shop` step creates `shop/p.duckdb`
  * — the build project's directory — and a query step's relative DuckDB URL
  * resolves against the project root; never

@@ -1,6 +1,6 @@
 /**
- * Rows over 16 MiB into DuckDB (issue 12 item 14 asked for a readable error
- * when a row passed the CSV reader's 16 MiB line limit): rows now travel as
+ * Rows over 16 MiB into DuckDB (a row past the CSV reader's 16 MiB line limit
+ * used to fail): rows now travel as
  * binary COPY decoded column by column, which has no line limit, so a
  * 17 MiB value arrives intact — and the log never quotes it.
  */

@@ -1,6 +1,6 @@
 // Replication executions through the daemon's HTTP API on real PostgreSQL
 // and DuckDB (tasks, execution states, cancel, replication files, acceptance rows 17, 20 and 24 with the
-// replication bodies the spec names): wildcard expansion into one task per
+// replication bodies the docs name): wildcard expansion into one task per
 // stream sorted within the wildcard, object templates, a stream that fails
 // marks only its own task, disabled streams are skipped, the job's `streams`
 // subset and the run's overrides, task records with live output, cancel,

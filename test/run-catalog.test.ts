@@ -1,5 +1,5 @@
 /**
- * Fewer round trips per model (issue 13 item 3): a run reads the catalog of
+ * Fewer round trips per model: a run reads the catalog of
  * its schemas once and tells each model what its relation is, and a
  * PostgreSQL full-refresh whose relation is known is one round trip (CTAS
  * and swap in one multi-statement transaction). Round trips are counted at

@@ -1,5 +1,5 @@
 /**
- * `service run --state FILE|URL` (issue 12 item 15): the state store is kept
+ * `service run --state FILE|URL`: the state store is kept
  * between runs, so a local monitor compares with its previous run and raises
  * change events; without it every run is a first run.
  */

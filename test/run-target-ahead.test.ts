@@ -91,7 +91,7 @@ describe('PostgreSQL runner and the target opened ahead', () => {
     }
   });
 
-  it("reports the ahead target's connect failure as the spec's message", async (t) => {
+  it("reports the ahead target's connect failure as the documented message", async (t) => {
     if (!(await requirePg(t))) return;
     const dead = { ...connection(db!.url), port: 1 };
     const ahead = openTargetAhead(dead, 2);

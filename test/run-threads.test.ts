@@ -1,5 +1,5 @@
 /**
- * Where build tasks run (issue 13, acceptance 1): on PostgreSQL and on
+ * Where build tasks run: on PostgreSQL and on
  * DuckDB, every model, seed and data-test task of `service build run|test`
  * executes on a pool worker thread, never on the thread that hosts the
  * supervisor — `-d` names the worker's threadId per node — and a DuckDB file

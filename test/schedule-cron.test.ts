@@ -22,7 +22,7 @@ test('timezones are IANA names', () => {
   assert.equal(isValidTimezone('Mars/Olympus'), false);
 });
 
-test('next run in the job timezone (the spec example: 02:00 Berlin = 01:00Z in winter)', () => {
+test('next run in the job timezone (the documented example: 02:00 Berlin = 01:00Z in winter)', () => {
   assert.equal(iso(nextRun(['0 2 * * *'], 'Europe/Berlin', new Date('2025-03-01T08:20:00.000Z'))), '2025-03-02T01:00:00.000Z');
 });
 

@@ -1,5 +1,5 @@
 /**
- * JSON Schemas of the user's files (issue 14): schemas/ is generated from
+ * JSON Schemas of the user's files: schemas/ is generated from
  * the shape structs and must be current; every example file names its
  * schema on a `yaml-language-server` line and passes both the schema and
  * the loader; a corpus of good and bad files gets the same verdict from the

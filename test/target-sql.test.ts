@@ -1,5 +1,5 @@
 /**
- * SQL text the spec pins down (temp names, truncate, append, drops, incremental literals,
+ * SQL text the docs pin down (temp names, truncate, append, drops, incremental literals,
  * Merge shapes) and target selection (the unsupported-target message), without a
  * database: these are the strings both targets execute.
  */

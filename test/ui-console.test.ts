@@ -1,4 +1,4 @@
-// Issue 15: the web console in a real browser (Debian's Chromium through
+// The web console in a real browser (Debian's Chromium through
 // playwright-core) against the real daemon wiring — sign-in, redirects and
 // project isolation; escaping of hostile names and log lines; CSRF; the
 // editor's problems at their line; the lineage of a 9-model DuckDB build

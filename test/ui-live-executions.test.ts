@@ -1,4 +1,4 @@
-// Issue 15: an execution followed live in the browser. A PostgreSQL query
+// An execution followed live in the browser. A PostgreSQL query
 // job run from the Jobs page: its page goes running → success, the log lines
 // arriving over server-sent events while it runs (never reloaded). A
 // pg_sleep(30) job cancelled from its page: cancelled within seconds and no

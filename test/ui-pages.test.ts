@@ -1,4 +1,4 @@
-// Issue 15: the web console over plain HTTP (no browser): session expiry on
+// The web console over plain HTTP (no browser): session expiry on
 // an injected clock, the sign-in form's own CSRF check and `next` kept on
 // this site, keyset paging and filters of the executions list, security
 // headers, and the live output feed's offsets.

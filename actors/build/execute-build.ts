@@ -7,6 +7,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
+import type { Connection } from '../../engine/connections/index.js';
 import { EngineError } from '../../engine/errors.js';
 import { planTasks } from '../../engine/build-plan/plan-tasks.js';
 import type { NodeTask, TestResult } from '../../engine/build-plan/node-task.js';
@@ -58,7 +59,20 @@ export function newRunId(): string {
 
 export const nodeKind = (t: NodeTask): string => (t.kind === 'seed' ? 'seed' : t.kind === 'test' ? 'test' : t.mode);
 
-export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
+/**
+ * What a run or test of a prepared project executes, as plain data: the
+ * daemon plans on a worker thread (actors/tasks/build-prepare.ts) and
+ * executes the plan on its main thread.
+ */
+export interface BuildPlan {
+  readonly root: string;
+  readonly targetName: string;
+  readonly connection?: Connection;
+  /** In DAG order: lower-case ids, dependencies, tasks. */
+  readonly nodes: readonly Omit<BuildNode, 'presetSkip'>[];
+}
+
+export function planBuild(p: PreparedBuild, o: Pick<BuildExecutionOptions, 'verb' | 'freshness' | 'fullRefresh'>): BuildPlan {
   // A dbt project's tests are nodes of their own: `test` runs only those; source freshness checks run only on request.
   const fresh = (n: PreparedBuild['selected'][number]) => n.kind === 'test' && n.freshness === true;
   if (o.freshness && p.compiled.project.format !== 'dbt') throw new EngineError('usage', '--freshness checks the sources of a dbt project; this project has no dbt_project.yml');
@@ -69,13 +83,17 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
         ? p.selected.filter(fresh)
         : p.selected.filter((n) => !fresh(n) && (o.verb !== 'test' || n.kind === 'test'));
   const tasks = planTasks(p.compiled, selected, o.verb, o.fullRefresh);
+  const nodes = tasks.map((task, i) => ({ id: task.name.toLowerCase(), deps: selected[i]!.dependencies.map((d) => d.toLowerCase()), task }));
+  return { root: p.root, targetName: p.targetName, ...(p.connection ? { connection: p.connection } : {}), nodes };
+}
+
+export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
+  return executePlan(planBuild(p, o), o);
+}
+
+export async function executePlan(plan: BuildPlan, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
   const skipSeeds = o.verb === 'test' || o.noSeeds;
-  const nodes: BuildNode[] = tasks.map((task, i) => ({
-    id: task.name.toLowerCase(),
-    deps: selected[i]!.dependencies.map((d) => d.toLowerCase()),
-    task,
-    presetSkip: task.kind === 'seed' && skipSeeds,
-  }));
+  const nodes: BuildNode[] = plan.nodes.map((n) => ({ ...n, presetSkip: n.task.kind === 'seed' && skipSeeds }));
   const schemas = new Map<string, SchemaRef>();
   if (o.verb === 'run') {
     for (const n of nodes) {
@@ -88,8 +106,8 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
   const handle = await startBuild(
     {
       nodes,
-      connection: p.connection!,
-      settings: { runId: o.runId ?? newRunId(), targetName: p.targetName, fullRefresh: o.fullRefresh, range: o.range, state: o.state },
+      connection: plan.connection!,
+      settings: { runId: o.runId ?? newRunId(), targetName: plan.targetName, fullRefresh: o.fullRefresh, range: o.range, state: o.state },
       threads: Math.min(o.threads, Math.max(1, nodes.length)),
       failFast: o.failFast,
       schemas: [...schemas.values()],

@@ -22,7 +22,7 @@ export interface BuildNode {
 /**
  * Model hooks: `start` runs before a model's
  * pre-statements, `end` after its data tests; a failure rejects with the
- * spec's message and fails the model. Not called for seeds and tests.
+ * documented message and fails the model. Not called for seeds and tests.
  */
 export type ModelHooks = (phase: 'start' | 'end', task: ModelTask, signal: AbortSignal) => Promise<void>;
 

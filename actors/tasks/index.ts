@@ -16,6 +16,7 @@ const near = <M>(specifier: string) => importNear<M>(import.meta.url, specifier)
 
 const loaders = {
   'build.node': async () => (await near<typeof import('./build-node.js')>('./build-node.js')).buildNode,
+  'build.prepare': async () => (await near<typeof import('./build-prepare.js')>('./build-prepare.js')).buildPrepare,
   'build.setup': async () => (await near<typeof import('./build-node.js')>('./build-node.js')).buildSetup,
   'query.run': async () => (await near<typeof import('./query-run.js')>('./query-run.js')).queryRun,
   'replication.stream': async () => (await near<typeof import('./replication-stream.js')>('./replication-stream.js')).replicationStream,

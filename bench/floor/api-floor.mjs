@@ -5,7 +5,7 @@
 //
 //   GET  /execution/list?limit=N&order=…&status=…&filters=…   the same page
 //        query on the same SQLite state file (better-sqlite3, WAL, statements
-//        prepared once per filter shape, raw rows) with the spec's filters
+//        prepared once per filter shape, raw rows) with the documented filters
 //        (status, job_id, period, order, limit), the same status-count query
 //        for the page, the rows mapped to the API's Execution shape and
 //        JSON.stringify'd — on the one thread, as a plain server would.

@@ -1,6 +1,6 @@
 /**
  * The API suite's stored executions and the `GET /execution/list` requests
- * that vary every filter of the spec, so that no two requests of a run ask
+ * that vary every documented filter, so that no two requests of a run ask
  * for the same page (the daemon's page cache cannot answer any of them).
  *
  * Stored: `count` finished executions, one a second from 2025-01-01T00:00:00Z,
@@ -11,7 +11,7 @@
  * Request i (a seeded mix; the same sequence every run): `limit` 10, 25, 50
  * or 100; `order` asc or desc; no status, the `status` parameter or
  * `filters.status` (success, error or warning); half of them a `job_id`
- * filter; and always a `period` — the spec's paging cursor ("repeat with
+ * filter; and always a `period` — the documented paging cursor ("repeat with
  * order=asc and a period starting at the last start_time seen") — whose start
  * is unique to i at millisecond precision, 10 minutes to 2 days long.
  */

@@ -1,4 +1,4 @@
-/** The machine a bench run ran on, for results.json and the README table. */
+/** The machine a bench run ran on, for results.json and the table in docs/performance.md. */
 import { cpus, freemem, loadavg, platform, release, totalmem } from 'node:os';
 
 export interface MachineInfo {

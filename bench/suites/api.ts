@@ -39,7 +39,7 @@ import type { SuiteContext } from '../lib/suite-context.js';
 import { createReplicationSource, healthDuringReplication } from './api-health.js';
 
 const FLOOR = fileURLToPath(new URL('../floor/api-floor.mjs', import.meta.url));
-/** This round's targets (issue 13): list p99 with every request a different filter, and save p99. */
+/** This round's targets: list p99 with every request a different filter, and save p99. */
 export const LIST_P99_TARGET_MS = 10;
 export const SAVE_P99_TARGET_MS = 15;
 const CLIENTS = 50;

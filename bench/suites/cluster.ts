@@ -1,5 +1,5 @@
 /**
- * Suite "cluster" (issue 17) — several daemons on one PostgreSQL state store.
+ * Suite "cluster" — several daemons on one PostgreSQL state store.
  *
  * Throughput: trivial query jobs (`insert … values (${N})`, 10 jobs so ten
  * can run at once) submitted by 24 concurrent clients, each request to a

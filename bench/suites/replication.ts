@@ -40,7 +40,7 @@ import { int, mb, ms, rate, type Row } from '../lib/report.js';
 import { runScript } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
-/** PostgreSQL → DuckDB must move rows at ≥ 0.80× the rate `COPY … TO STDOUT` reads them (issue 13 item 7). */
+/** PostgreSQL → DuckDB must move rows at ≥ 0.80× the rate `COPY … TO STDOUT` reads them. */
 export const PG_TO_DUCKDB_TARGET = 0.8;
 const SCHEMA = 'bench_repl';
 const TO_DUCK = `source: PG\ntarget: LAKE\nstreams:\n  ${SCHEMA}.src:\n    object: main.bench\n`;

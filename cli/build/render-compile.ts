@@ -1,6 +1,6 @@
 /**
  * `service build compile` output: the JSON object
- * `{order, nodes, target, compiled}` with keys in the spec's order, or the
+ * `{order, nodes, target, compiled}` with keys in the documented order, or the
  * text form (execution order, then one YAML-like block per node).
  */
 import { resolvedMode, type CompiledNode } from '../../engine/compile/compile.js';

@@ -3,7 +3,7 @@
  * pre-statements → materialize → post-statements → data tests; seed = read
  * and load; test = data tests only. The same function runs in a Piscina
  * worker (PostgreSQL) and in the DuckDB actor; failures are EngineErrors
- * with the spec's messages, and a success carries its test warnings. A
+ * with the documented messages, and a success carries its test warnings. A
  * model whose data test fails after it was written resolves with `failure`
  * set, so its rows survive the thread boundary (errors carry only text).
  */

@@ -15,7 +15,7 @@ import { atWorkingDir, declaredType, loadConnections, type Connection, type Conn
 import { duckdbCatalogName } from '../targets/duckdb/catalog.js';
 import { openCache, type CacheSession } from '../compile/cache-session.js';
 import type { RenderWorkers } from '../compile/parallel-render.js';
-import type { ChangeJournal } from '../files/change-journal.js';
+import type { ChangeView } from '../files/change-journal.js';
 import { CACHE_DIR_NAME, type CacheLocation } from '../compile/compile-cache.js';
 import { compileProject, selectCompiled, type CompiledNode, type CompiledProject, type TargetType } from '../compile/compile.js';
 import { splitSelectors } from '../dag/select.js';
@@ -72,7 +72,7 @@ export interface BuildRequest {
    * What changed under the build directory (the daemon: engine/files/change-journal.ts):
    * with a memory cache, files the journal reports unchanged are not looked at again.
    */
-  readonly changes?: ChangeJournal;
+  readonly changes?: ChangeView;
 }
 
 export interface PreparedBuild {

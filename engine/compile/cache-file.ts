@@ -14,7 +14,7 @@ import type { Level, Logger } from '../log.js';
 import { configFromJson, configToJson } from '../project/config.js';
 import { discoveredFile } from '../project/discover.js';
 import type { ModelConfig } from '../project/model-config.js';
-import type { CacheEntry, EntryMap, LastCompile, Lookup, ParsedConfig, SourceEntry, Store, StoredWalk } from './compile-cache.js';
+import type { CacheEntry, EntryMap, LastCompile, Lookup, ParsedConfig, SourceEntry, Store, StoredWalk } from './cache-types.js';
 
 /** The first word of the file: a file of another format is ignored (and the compiler's code stamp includes it). */
 export const CACHE_FORMAT = 'service-compile-cache 5';

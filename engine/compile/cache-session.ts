@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { posix } from 'node:path';
-import type { ChangeJournal } from '../files/change-journal.js';
+import type { ChangeView } from '../files/change-journal.js';
 import { recordingLogger, type Logger } from '../log.js';
 import { affectsWalk, type DiscoveredFile } from '../project/discover.js';
 import type { FrontMatter } from '../project/front-matter.js';
@@ -42,7 +42,7 @@ export class CacheSession implements LoadCache {
   constructor(
     readonly location: CacheLocation,
     private readonly opened: Store,
-    journal?: ChangeJournal,
+    journal?: ChangeView,
     /** The model files' stats, made ahead on a helper thread (stat-ahead.ts). */
     private readonly ahead?: StatAhead,
   ) {
@@ -50,7 +50,7 @@ export class CacheSession implements LoadCache {
     if (journal === undefined || this.memo === undefined) return;
     this.mark = { journal, mark: journal.mark() };
     const prev = this.memo.journal;
-    const rels = prev !== undefined && prev.journal === journal ? journal.since(prev.mark) : undefined;
+    const rels = prev !== undefined && prev.journal.id === journal.id ? journal.since(prev.mark) : undefined;
     if (rels !== undefined) this.changed = new Set(rels.map((rel) => `${journal.root}/${rel}`));
   }
 
@@ -246,7 +246,7 @@ export class CacheSession implements LoadCache {
 }
 
 /** Opens the cache of a build directory for one compile (compile-cache.ts `openStore`); `journal`: what changed under it (the daemon). */
-export function openCache(loc: CacheLocation, logger: Logger, journal?: ChangeJournal): CacheSession {
+export function openCache(loc: CacheLocation, logger: Logger, journal?: ChangeView): CacheSession {
   const { store, ahead } = openStore(loc, logger);
   return new CacheSession(loc, store, journal, ahead);
 }

@@ -10,10 +10,11 @@ import { lookupVar } from '../home-env.js';
 import type { ModelSource, Project } from '../project/load.js';
 import type { CacheSession } from './cache-session.js';
 import { compilerCodeStamp, entryKey, hashText, type CacheEntry, type LastCompile, type Lookup } from './compile-cache.js';
-import type { CompiledModel, CompileOptions } from './compile.js';
+import type { CompiledModel } from './compiled.js';
 import type { CompiledMemo, CompileMemo } from './compile-memo.js';
 import type { RenderWorkers } from './parallel-render.js';
 import { signatureOf, type RenderOutcome } from './recorded-render.js';
+import type { Renderer } from './renderer.js';
 import type { RenderEnv } from './render-model.js';
 import { dirOf } from './macros.js';
 
@@ -41,7 +42,7 @@ export interface ModelCache {
 }
 
 /** The cache's view of one compile; `index`: the hash of the node index (compile.ts nodeIndex). */
-export function modelCache(session: CacheSession, env: RenderEnv, opts: CompileOptions, project: Project, index: string): ModelCache {
+export function modelCache(session: CacheSession, env: RenderEnv, opts: { readonly catalog?: string }, project: Project, index: string): ModelCache {
   const globalKey = JSON.stringify([compilerCodeStamp(), env.target, opts.catalog ?? null, env.vars]);
   const variant = hashText(`${globalKey}\u0000${project.loadKey ?? ''}`);
   const last = session.lastCompile(variant);
@@ -75,7 +76,7 @@ type CacheAnswer =
  * then, in project order, each model's warnings logged and the first failure thrown,
  * as a model-by-model compile would.
  */
-export function compileModels(env: RenderEnv, models: readonly ModelSource[], cache: ModelCache | undefined, renderer: CompileOptions['renderer'], workers?: RenderWorkers): CompiledModel[] {
+export function compileModels(env: RenderEnv, models: readonly ModelSource[], cache: ModelCache | undefined, renderer: () => Renderer, workers?: RenderWorkers): CompiledModel[] {
   const found = cache ? models.map((m) => lookUp(env, m, cache)) : undefined;
   const misses = found ? models.filter((_, i) => found[i]!.kind === 'render') : models;
   if (misses.length === 0) workers?.stop();

@@ -31,35 +31,17 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Level, Logger } from '../log.js';
-import type { BuildConfig } from '../project/config.js';
-import type { DiscoveredFile } from '../project/discover.js';
-import type { ModelConfig } from '../project/model-config.js';
+import type { Logger } from '../log.js';
+import type { CacheEntry, EntryMap, LastCompile, Lookup, ParsedConfig, SourceEntry, Stamp, Store, StoredWalk } from './cache-types.js';
 import { CompileMemo } from './compile-memo.js';
 import { CACHE_FORMAT, cacheFileText, readCacheFile } from './cache-file.js';
 import type { IndexedNode } from './node-index.js';
 import { STAT_AHEAD_MIN_BYTES, StatAhead, type StatValues } from './stat-ahead.js';
 
+export type { CacheEntry, EntryMap, LastCompile, Lookup, ParsedConfig, SourceEntry, Stamp, Store, StoredWalk };
+
 export const CACHE_DIR_NAME = '.service';
 export const CACHE_FILE_NAME = 'compile-cache';
-
-/** One recorded lookup: kind (`r` resolve, `f` full-name match, `e` env var), the query, the answer's signature or null. */
-export type Lookup = readonly [kind: 'r' | 'f' | 'e', query: string, answer: string | null];
-
-export interface CacheEntry {
-  readonly sql: string;
-  readonly pre: readonly string[];
-  readonly post: readonly string[];
-  /** null: the model's own config (no config() call changed it). */
-  readonly config: ModelConfig | null;
-  readonly dependencies: readonly string[];
-  /** null: the model's body as loaded (no `@name` or config block to replace). */
-  readonly template: string | null;
-  readonly lookups: readonly Lookup[];
-  /** Whether any lookup is an env var (`e`): those are checked on every use, node lookups only when a node changed. */
-  readonly readsEnv: boolean;
-  readonly logs: readonly (readonly [Level, string])[];
-}
 
 /** A node's identity as far as a render that found it can tell: its name, kind and every name form (not kept; see nodeSignature). */
 export function signatureText(n: IndexedNode): string {
@@ -84,63 +66,6 @@ export const hashText = (text: string): string => createHash('sha256').update(te
 
 /** An entry key: 128 bits of the inputs' hash are plenty to tell entries apart and keep the file small. */
 export const entryKey = (text: string): string => hashText(text).slice(0, 22);
-
-/** A file's stat stamp (statStamp): compared as numbers, never formatted (10,000 stamps as strings cost ≈20 ms). */
-export type Stamp = readonly [mtimeMs: number, ctimeMs: number, size: number, ino: number];
-
-/** A model file read and split before: its front-matter mapping (or null) and body, valid while its stat stamp holds. */
-export type SourceEntry = readonly [stamp: Stamp, config: Record<string, unknown> | null, body: string];
-
-/** What one compile of a build directory was, so the next compile of the same variant can take unchanged files' entries as they are. */
-export interface LastCompile {
-  /** Hash of everything the whole compile depends on besides the model files (compile.ts). */
-  readonly variant: string;
-  /** Model file (absolute) → the key of the entry its model used. */
-  readonly entries: ReadonlyMap<string, string>;
-  /** Discovery folder → hash of the macro text in scope there. */
-  readonly prefixes: ReadonlyMap<string, string>;
-  /** Hash of every node's name, kind, file and naming: what `ref()` and table references resolve against. */
-  readonly index: string;
-  /** The nodes' names in DAG order. */
-  readonly order?: readonly string[];
-}
-
-/** Entries by key: a Map, or the lazily decoded table of a cache file. */
-export interface EntryMap {
-  get(key: string): CacheEntry | undefined;
-  has(key: string): boolean;
-  keys(): Iterable<string>;
-  readonly size: number;
-}
-
-/** A config file parsed before: the config and the warnings its parse logged. */
-export interface ParsedConfig {
-  readonly config: BuildConfig;
-  readonly logs: readonly (readonly [Level, string])[];
-}
-
-/** A walk of a build directory (project/discover.ts) and what it depends on. */
-export interface StoredWalk {
-  /** The options it was made with (dbt paths, merged children). */
-  readonly key: string;
-  readonly files: readonly DiscoveredFile[];
-  readonly ignored: readonly string[];
-  /** Every directory it listed and its stat stamp just before; undefined: one could not be stamped (too new, a link). */
-  readonly dirs: readonly (readonly [abs: string, stamp: Stamp])[] | undefined;
-}
-
-/** The entries of one build directory, and what this process last read or wrote to its file. */
-export interface Store {
-  /** The last compile's walk, when its directories could be stamped. */
-  readonly walk?: StoredWalk;
-  readonly models: EntryMap;
-  readonly sources: ReadonlyMap<string, SourceEntry>;
-  /** Config files by what their parse read (engine/project/config.ts ConfigMemo). */
-  readonly configs: ReadonlyMap<string, ParsedConfig>;
-  readonly last: LastCompile | undefined;
-  /** `mtimeMs:size` of the file when it was read or written; another value means someone else wrote it. */
-  readonly fileStamp: string | undefined;
-}
 
 const stores = new Map<string, Store>();
 const memos = new Map<string, CompileMemo>();

@@ -11,7 +11,7 @@ import { EngineError } from '../errors.js';
 import type { Graph, GraphNode } from '../dag/graph.js';
 import { topoOrder } from '../dag/order.js';
 import type { SeedSource } from '../project/load.js';
-import type { CompiledModel, CompiledNode, CompiledSeed, TargetType } from './compile.js';
+import type { CompiledModel, CompiledNode, CompiledSeed, TargetType } from './compiled.js';
 import type { CompileMemo, GraphMemo } from './compile-memo.js';
 
 export interface Dag {

@@ -14,9 +14,9 @@ import type { DiscoveredFile } from '../project/discover.js';
 import type { ModelSource, SeedSource } from '../project/load.js';
 import type { Level } from '../log.js';
 import type { Graph } from '../dag/graph.js';
-import type { ChangeJournal } from '../files/change-journal.js';
-import type { CacheEntry, Stamp } from './compile-cache.js';
-import type { CompiledModel, CompiledNode, CompiledSeed } from './compile.js';
+import type { ChangeView } from '../files/change-journal.js';
+import type { CacheEntry, Stamp } from './cache-types.js';
+import type { CompiledModel, CompiledNode, CompiledSeed } from './compiled.js';
 import type { NodeIndex } from './node-index.js';
 
 export type LogLine = readonly [Level, string];
@@ -72,7 +72,7 @@ export interface GraphMemo {
 
 /** Where a change journal stood when the last successful compile started, and which journal it was. */
 export interface JournalMark {
-  readonly journal: ChangeJournal;
+  readonly journal: ChangeView;
   readonly mark: number;
 }
 

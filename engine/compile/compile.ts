@@ -5,90 +5,25 @@
  * `could not compile build project: …`.
  */
 import { EngineError } from '../errors.js';
-import type { Graph, GraphNode } from '../dag/graph.js';
+import type { GraphNode } from '../dag/graph.js';
 import { selectNodes, splitSelectors } from '../dag/select.js';
 import type { Logger } from '../log.js';
-import type { DataTest } from '../project/data-tests.js';
 import type { ModelSource, Project, SeedSource } from '../project/load.js';
-import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
-import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
 import type { CacheSession } from './cache-session.js';
+import type { CompiledModel, CompiledNode, CompiledProject, TargetType } from './compiled.js';
 import { compileModels, lastOrder, modelCache, recordCompile } from './cached-model.js';
 import { hashText, signatureText } from './compile-cache.js';
 import { buildDag } from './compile-graph.js';
 import type { CompileMemo } from './compile-memo.js';
 import { macroScopes } from './macros.js';
 import { NodeIndex } from './node-index.js';
-import type { RenderWorkers } from './parallel-render.js';
 import type { RenderEnv } from './render-model.js';
+import type { RenderWorkers } from './parallel-render.js';
 import { lazyEngine, type Renderer } from './renderer.js';
 
 export { graphNode, resolvedMode } from './compile-graph.js';
-
-export type TargetType = 'postgres' | 'duckdb' | '';
-
-export interface CompiledModel {
-  readonly kind: 'model';
-  readonly name: string;
-  readonly source: ModelSource;
-  /** Effective config (defaults, front-matter, config()). */
-  readonly config: ModelConfig;
-  readonly tests: readonly DataTest[];
-  readonly sql: string;
-  readonly pre: readonly string[];
-  readonly post: readonly string[];
-  /** Original-case names of every dependency, sorted (code point). */
-  readonly dependencies: readonly string[];
-  /** Template text ready for a re-render at run time. */
-  readonly template: string;
-  /** The macro files in scope, rendered before `template` (see PreparedTemplate). */
-  readonly templatePrefix: string;
-  /** dbt projects: incremental strategy and the is_incremental() rendering. */
-  readonly dbt?: DbtModelRun;
-}
-
-export interface CompiledSeed {
-  readonly kind: 'seed';
-  readonly name: string;
-  readonly source: SeedSource;
-  readonly dependencies: readonly string[];
-  readonly dbt?: DbtSeedLoad;
-}
-
-/** Where a test node comes from: a properties file entry or a singular test file. */
-export interface TestSource {
-  readonly kind: 'test';
-  readonly name: string;
-  readonly file: string;
-  readonly rel: string;
-  /** The tested relation's name (singular tests: the test's own name in the public schema). */
-  readonly naming: NodeName;
-  readonly tags: readonly string[];
-}
-
-/** A test as its own node (dbt projects): one query, one result, after the nodes it reads. */
-export interface CompiledTest {
-  readonly kind: 'test';
-  readonly name: string;
-  readonly source: TestSource;
-  readonly dependencies: readonly string[];
-  readonly test: DataTest;
-  /** A source freshness check (`build test --freshness`), not a data test. */
-  readonly freshness?: boolean;
-}
-
-export type CompiledNode = CompiledModel | CompiledSeed | CompiledTest;
-
-export interface CompiledProject {
-  readonly project: Project;
-  /** Enabled nodes in DAG order. */
-  readonly nodes: readonly CompiledNode[];
-  readonly graph: Graph;
-  readonly target: { readonly name: string; readonly type: TargetType };
-  /** Renders models again (incremental runs) with the same names, vars and macros. */
-  readonly env: RenderEnv;
-}
+export type { CompiledModel, CompiledNode, CompiledProject, CompiledSeed, CompiledTest, TargetType, TestSource } from './compiled.js';
 
 export interface CompileOptions {
   readonly logger: Logger;

@@ -12,20 +12,20 @@
  * by one compare-and-swap in a shared block. So a worker that starts late
  * (its thread and modules take ≈0.1–0.2 s) or not at all costs only the
  * copy of its share: this thread renders what the worker did not reach.
- * Then this thread waits (Atomics.wait) for the chunks the workers took
- * and reads their answers off the port with receiveMessageOnPort, which
- * needs no event loop. Outcomes come back in model order, each with its
+ * Then this thread waits for the chunks the workers took: they are
+ * BlockingThreads (engine/threads/blocking-thread.ts), whose answers are
+ * read without the event loop. A chunk a worker took but never answered
+ * (it ended) is rendered here. Outcomes come back in model order, each with its
  * recorded lookups and warnings, a failure as the same message chain
  * (recorded-render.ts): the caller logs and throws in project order.
  */
 import { availableParallelism } from 'node:os';
-import { MessageChannel, receiveMessageOnPort, SHARE_ENV, Worker, type MessagePort } from 'node:worker_threads';
 import { envChoice, type EnvChoice } from '../env-choice.js';
-import { workerEntryUrl } from '../lazy-import.js';
+import { BlockingThread, newWakeCounter, receiveAny } from '../threads/blocking-thread.js';
 import { EngineError, rebuildError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModelSource } from '../project/load.js';
-import type { CompiledModel } from './compile.js';
+import type { CompiledModel } from './compiled.js';
 import { renderRecorded, type RenderOutcome } from './recorded-render.js';
 import type { ChunkAnswer, RenderJob, WireOutcome } from './render-job.js';
 import type { RenderEnv } from './render-model.js';
@@ -70,7 +70,7 @@ type CompileModel = (env: RenderEnv, m: ModelSource) => CompiledModel;
  * renderModels gives them one or stops them.
  */
 export interface RenderWorkers {
-  readonly threads: readonly Worker[];
+  readonly threads: readonly BlockingThread[];
   /** Stops the workers (those that finished have stopped already). */
   stop(): void;
 }
@@ -79,15 +79,11 @@ export interface RenderWorkers {
 export function startRenderWorkers(models: number, logger: Logger): RenderWorkers | undefined {
   const count = workerCount(models, logger);
   if (count === 0) return undefined;
-  const threads: Worker[] = [];
-  for (let i = 0; i < count; i++) {
-    const worker = new Worker(workerEntryUrl(import.meta.url, './render-worker.js'), { env: SHARE_ENV });
-    // A worker that fails to start takes no chunk (this thread renders them all); say why at debug level.
-    worker.on('error', (err) => logger.log('debug', `render worker: ${err instanceof Error ? err.message : String(err)}`));
-    worker.unref();
-    threads.push(worker);
-  }
-  return { threads, stop: () => threads.forEach((w) => void w.terminate()) };
+  const wake = newWakeCounter();
+  // A worker that fails to start takes no chunk (this thread renders them all); say why at debug level.
+  const onError = (err: Error) => logger.log('debug', `render worker: ${err.message}`);
+  const threads = Array.from({ length: count }, (_, i) => new BlockingThread(import.meta.url, './render-worker.js', { name: `render-${i + 1}`, shareEnv: true, wake, onError }));
+  return { threads, stop: () => threads.forEach((t) => t.stop()) };
 }
 
 function workerCount(models: number, logger?: Logger): number {
@@ -108,7 +104,7 @@ export function renderModels(env: RenderEnv, models: readonly ModelSource[], com
   }
 }
 
-function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: CompileModel, threads: readonly Worker[], fixedShares: boolean, logger: Logger): RenderOutcome[] {
+function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: CompileModel, threads: readonly BlockingThread[], fixedShares: boolean, logger: Logger): RenderOutcome[] {
   const workers = threads.length;
   const size = Math.max(1, Math.min(CHUNK_MODELS, Math.floor(models.length / ((workers + 1) * 2))));
   const chunkCount = Math.ceil(models.length / size);
@@ -116,18 +112,16 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
   // This thread's share: the first chunks; each worker's: an equal run of the rest.
   const own = Math.max(1, Math.floor(chunkCount / (workers + 1)));
   const perWorker = Math.ceil((chunkCount - own) / workers);
-  const control = new Int32Array(new SharedArrayBuffer((chunkCount + 1) * 4));
-  const answered = chunkCount;
-  const ports: MessagePort[] = [];
+  const control = new Int32Array(new SharedArrayBuffer(chunkCount * 4));
+  const posted: BlockingThread[] = [];
   for (let w = 0; w < workers; w++) {
     const first = own + w * perWorker;
     const last = Math.min(chunkCount, first + perWorker);
     if (first >= last) break;
     const chunks = [];
     for (let id = first; id < last; id++) chunks.push({ id, models: chunkOf(id) });
-    const { port1, port2 } = new MessageChannel();
-    ports.push(port1);
-    post(threads[w]!, env, chunks, control.buffer as SharedArrayBuffer, port2);
+    posted.push(threads[w]!);
+    post(threads[w]!, env, chunks, control.buffer as SharedArrayBuffer);
   }
   const outcomes: (RenderOutcome[] | undefined)[] = new Array(chunkCount);
   const renderChunk = (id: number) => (outcomes[id] = chunkOf(id).map((x) => renderRecorded(env, x, render)));
@@ -143,27 +137,25 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
   const counts = new Map<number, number>();
   let received = 0;
   const waitStart = performance.now();
-  try {
-    while (received < theirs) {
-      let msg: { message: ChunkAnswer } | undefined;
-      for (const p of ports) if ((msg = receiveMessageOnPort(p) as typeof msg) !== undefined) break;
-      if (msg === undefined) {
-        if (Atomics.wait(control, answered, received, STALL_MS) === 'timed-out') throw new EngineError('internal', `render worker: no answer for ${STALL_MS / 1000} s (${received} of ${theirs} chunks in)`);
-        continue;
-      }
-      const a = msg.message;
-      received++;
-      counts.set(a.threadId, (counts.get(a.threadId) ?? 0) + chunkOf(a.id).length);
-      if ('failure' in a) {
-        logger.log('debug', `render worker ${a.threadId}: ${a.failure}; chunk ${a.id} rendered on the main thread`);
-        renderChunk(a.id);
-      } else {
-        const chunk = chunkOf(a.id);
-        outcomes[a.id] = a.outcomes.map((o, i) => fromWire(o, chunk[i]!, env));
-      }
+  while (received < theirs) {
+    const r = receiveAny<ChunkAnswer>(posted, STALL_MS);
+    if (r.kind === 'timed-out') throw new EngineError('internal', `render worker: no answer for ${STALL_MS / 1000} s (${received} of ${theirs} chunks in)`);
+    if (r.kind === 'ended') {
+      // Every worker ended with chunks it took unanswered: they are rendered here.
+      logger.log('debug', `render workers ended with ${theirs - received} chunks unanswered; rendered on the main thread`);
+      for (let id = 0; id < chunkCount; id++) if (outcomes[id] === undefined) renderChunk(id);
+      break;
     }
-  } finally {
-    for (const p of ports) p.close();
+    const a = r.answer;
+    received++;
+    counts.set(a.threadId, (counts.get(a.threadId) ?? 0) + chunkOf(a.id).length);
+    if ('failure' in a) {
+      logger.log('debug', `render worker ${a.threadId}: ${a.failure}; chunk ${a.id} rendered on the main thread`);
+      renderChunk(a.id);
+    } else {
+      const chunk = chunkOf(a.id);
+      outcomes[a.id] = a.outcomes.map((o, i) => fromWire(o, chunk[i]!, env));
+    }
   }
   const waited = performance.now() - waitStart;
   logger.log('debug', `parallel render: ${models.length} models; this thread rendered ${models.length - [...counts.values()].reduce((a, b) => a + b, 0)}${[...counts].map(([id, n]) => `, worker thread ${id} ${n}`).join('')}; waited ${waited.toFixed(0)} ms for the workers`);
@@ -171,11 +163,11 @@ function renderParallel(env: RenderEnv, models: readonly ModelSource[], render: 
 }
 
 /** A worker's job: what its renders read, and its share of the chunks. */
-function post(worker: Worker, env: RenderEnv, chunks: RenderJob['chunks'], control: SharedArrayBuffer, port: MessagePort): void {
+function post(worker: BlockingThread, env: RenderEnv, chunks: RenderJob['chunks'], control: SharedArrayBuffer): void {
   const prefixes: Record<string, string> = {};
   for (const c of chunks) for (const m of c.models) prefixes[dirOf(m.rel)] ??= env.macros.prefixFor(dirOf(m.rel));
-  const job: RenderJob = { nodes: env.index.all, prefixes, vars: env.vars, target: env.target, ...(env.stepEnv ? { stepEnv: env.stepEnv } : {}), chunks, control, port };
-  worker.postMessage(job, [port]);
+  const job: RenderJob = { nodes: env.index.all, prefixes, vars: env.vars, target: env.target, ...(env.stepEnv ? { stepEnv: env.stepEnv } : {}), chunks, control };
+  worker.post(job);
 }
 
 function fromWire(o: WireOutcome, m: ModelSource, env: RenderEnv): RenderOutcome {

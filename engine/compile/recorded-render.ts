@@ -9,7 +9,7 @@ import { lookupVar } from '../home-env.js';
 import type { Level, Logger } from '../log.js';
 import type { ModelSource } from '../project/load.js';
 import { nodeSignature, type Lookup } from './compile-cache.js';
-import type { CompiledModel } from './compile.js';
+import type { CompiledModel } from './compiled.js';
 import type { IndexedNode, NodeLookup } from './node-index.js';
 import type { RenderEnv } from './render-model.js';
 

@@ -2,15 +2,14 @@
  * What the main thread and a render worker (parallel-render.ts,
  * render-worker.ts) exchange. The worker gets one job message: everything a
  * render reads — the node index, macro prefixes, vars, target — and its
- * models as chunks; it answers one message per chunk on the job's port.
+ * models as chunks; it answers once per chunk (a BlockingThread answer).
  */
 import type { SerializedError } from '../errors.js';
-import type { Lookup } from './compile-cache.js';
+import type { Lookup } from './cache-types.js';
 import type { IndexedNode } from './node-index.js';
 import type { ModelSource } from '../project/load.js';
 import type { ModelConfig } from '../project/model-config.js';
 import type { LogLines } from './recorded-render.js';
-import type { MessagePort } from 'node:worker_threads';
 
 export interface RenderJob {
   readonly nodes: readonly IndexedNode[];
@@ -21,9 +20,8 @@ export interface RenderJob {
   readonly stepEnv?: Readonly<Record<string, string>>;
   /** This worker's chunks, by chunk number: it takes them last to first. */
   readonly chunks: readonly { readonly id: number; readonly models: readonly ModelSource[] }[];
-  /** Int32 per chunk, 0 free / 1 taken (Atomics.compareExchange), then one slot counting the chunks answered. */
+  /** Int32 per chunk, 0 free / 1 taken (Atomics.compareExchange). */
   readonly control: SharedArrayBuffer;
-  readonly port: MessagePort;
 }
 
 /** A rendered model without what the main thread already has (its source, tests, macro prefix). */

@@ -2,10 +2,11 @@
  * A render worker's thread (parallel-render.ts): once its job arrives, takes its chunks from the
  * last to the first — the main thread works from the front and takes what
  * is left — renders each model as the main thread would (renderRecorded,
- * the same model pipeline and engine), and answers each chunk on the port,
- * then counts it in the shared control block for the waiting main thread.
+ * the same model pipeline and engine), and answers each chunk to the
+ * waiting main thread (a BlockingThread: engine/threads/blocking-thread.ts).
  */
-import { parentPort, threadId } from 'node:worker_threads';
+import { threadId } from 'node:worker_threads';
+import type { ThreadSide } from '../threads/blocking-thread.js';
 import { errorChain, serializeError } from '../errors.js';
 import { createNunjucksEngine } from '../template/nunjucks-engine.js';
 import { compileModel } from './compile-model.js';
@@ -15,12 +16,13 @@ import type { RenderEnv } from './render-model.js';
 import type { ModelSource } from '../project/load.js';
 import type { ChunkAnswer, RenderJob, WireOutcome } from './render-job.js';
 
-// The job comes as one message (parallel-render.ts `post`); the thread may have started well before it.
-parentPort!.once('message', (job: RenderJob) => run(job));
+// The job comes as one request (parallel-render.ts `post`); the thread may have started well before it.
+export default function renderThread(side: ThreadSide<undefined>): void {
+  side.onRequest((job) => run(job as RenderJob, side));
+}
 
-function run(job: RenderJob): void {
+function run(job: RenderJob, side: ThreadSide<undefined>): void {
   const control = new Int32Array(job.control);
-  const answered = control.length - 1;
   const env: RenderEnv = {
     engine: createNunjucksEngine(),
     index: new NodeIndex(job.nodes),
@@ -40,11 +42,8 @@ function run(job: RenderJob): void {
     } catch (err) {
       answer = { id: chunk.id, threadId, failure: errorChain(err) };
     }
-    job.port.postMessage(answer);
-    Atomics.add(control, answered, 1);
-    Atomics.notify(control, answered);
+    side.answer(answer);
   }
-  job.port.close();
 }
 
 function render(env: RenderEnv, m: ModelSource): WireOutcome {

@@ -9,7 +9,7 @@
 import type { Logger } from '../log.js';
 import type { ModelSource } from '../project/load.js';
 import type { TemplateEngine } from '../template/template-engine.js';
-import type { CompiledModel } from './compile.js';
+import type { CompiledModel } from './compiled.js';
 import type { RenderWorkers } from './parallel-render.js';
 import type { RenderOutcome } from './recorded-render.js';
 import type { RenderEnv } from './render-model.js';

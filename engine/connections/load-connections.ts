@@ -46,7 +46,7 @@ export interface EnvFileContent {
 export interface ConnectionRegistry {
   /** Case-insensitive lookup of the winning definition. */
   get(name: string): Connection | undefined;
-  /** Like `get`, but a missing name is the spec's `connection '<t>' not found`. */
+  /** Like `get`, but a missing name is the documented `connection '<t>' not found`. */
   require(name: string): Connection;
   /** Winning definitions sorted by name, without secrets. */
   list(): ConnectionInfo[];
@@ -163,12 +163,18 @@ export function loadConnections(opts: LoadConnectionsOptions = {}): ConnectionRe
   const host = readEnvFile(join(serviceHomeDir(env), 'env.yaml'), 'host', cwd);
   const layers: (readonly Connection[])[] = [project?.connections ?? [], host.connections, envVarConnections(env, cwd)];
 
+  return registryOf(layers.flat(), [...(project?.problems ?? []), ...host.problems]);
+}
+
+/**
+ * A registry over connections in order of precedence (the first of a name
+ * wins, case-insensitively). Also rebuilds, on a worker thread, a registry
+ * sent as `snapshotConnections` (plain data).
+ */
+export function registryOf(connections: readonly Connection[], problems: readonly EnvFileProblem[] = []): ConnectionRegistry {
   const byName = new Map<string, Connection>();
-  for (const layer of layers) {
-    for (const c of layer) if (!byName.has(c.name.toLowerCase())) byName.set(c.name.toLowerCase(), c);
-  }
-  const secrets = secretsOf(layers.flat());
-  const problems = [...(project?.problems ?? []), ...host.problems];
+  for (const c of connections) if (!byName.has(c.name.toLowerCase())) byName.set(c.name.toLowerCase(), c);
+  const secrets = secretsOf(connections);
   return {
     get: (name) => byName.get(name.toLowerCase()),
     require(name) {
@@ -180,4 +186,9 @@ export function loadConnections(opts: LoadConnectionsOptions = {}): ConnectionRe
     problems,
     redact: (text) => redact(text, secrets),
   };
+}
+
+/** The registry's winning connections as plain data (to rebuild it with registryOf on another thread). */
+export function snapshotConnections(registry: ConnectionRegistry): Connection[] {
+  return registry.list().map((info) => registry.get(info.name)!);
 }

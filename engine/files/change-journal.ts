@@ -16,6 +16,7 @@
  * `/`-separated; hidden entries and `node_modules` are neither watched nor
  * reported, as the build's walk skips them.
  */
+import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { isTempName } from './atomic-write.js';
@@ -25,7 +26,39 @@ const MAX_PATHS = 4096;
 
 const skipped = (name: string) => name.startsWith('.') || name === 'node_modules';
 
-export class ChangeJournal {
+/** What a compile asks of a journal: the journal itself, or its snapshot on a worker thread (journalView). */
+export interface ChangeView {
+  readonly root: string;
+  /** Which journal this is: a mark means something only to the journal that gave it. */
+  readonly id: string;
+  mark(): number;
+  since(mark: number): string[] | undefined;
+}
+
+/** A journal's state as plain data, for a compile on a worker thread (the daemon's pipeline build steps). */
+export interface JournalSnapshot {
+  readonly root: string;
+  readonly id: string;
+  readonly seq: number;
+  readonly lostAt: number;
+  readonly closed: boolean;
+  readonly changed: readonly (readonly [string, number])[];
+}
+
+function changedSince(s: Omit<JournalSnapshot, 'root' | 'id'>, mark: number): string[] | undefined {
+  if (s.closed || mark < s.lostAt || mark > s.seq) return undefined;
+  const out: string[] = [];
+  for (const [rel, seq] of s.changed) if (seq > mark) out.push(rel);
+  return out;
+}
+
+/** A snapshot's answers: as the journal answered when it was taken. */
+export function journalView(s: JournalSnapshot): ChangeView {
+  return { root: s.root, id: s.id, mark: () => s.seq, since: (mark) => changedSince(s, mark) };
+}
+
+export class ChangeJournal implements ChangeView {
+  readonly id = randomUUID();
   /** Increases with every recorded change; a mark is its value at the time. */
   #seq = 0;
   /** Relative path → sequence number of its last change. */
@@ -51,10 +84,11 @@ export class ChangeJournal {
 
   /** Relative paths changed after `mark`, or undefined when the journal cannot tell. */
   since(mark: number): string[] | undefined {
-    if (this.#closed || mark < this.#lostAt || mark > this.#seq) return undefined;
-    const out: string[] = [];
-    for (const [rel, seq] of this.#changed) if (seq > mark) out.push(rel);
-    return out;
+    return changedSince({ closed: this.#closed, lostAt: this.#lostAt, seq: this.#seq, changed: [...this.#changed] }, mark);
+  }
+
+  snapshot(): JournalSnapshot {
+    return { root: this.root, id: this.id, seq: this.#seq, lostAt: this.#lostAt, closed: this.#closed, changed: [...this.#changed] };
   }
 
   /** The daemon's own write of `rel` (relative to the root). */

@@ -1,8 +1,8 @@
 /**
  * File names of the project API. A name is a relative POSIX
- * path inside the project root; the lexical rules are checked in the spec's
+ * path inside the project root; the lexical rules are checked in the documented
  * order, before any file-system access, so each bad name gets exactly the
- * spec's message. Only the last rule touches the disk: it resolves symlinks
+ * documented message. Only the last rule touches the disk: it resolves symlinks
  * along the longest existing prefix by hand (not realpath), so a dangling link
  * or a not-yet-created tail cannot smuggle a later write out of the root.
  */
@@ -42,7 +42,7 @@ export function fileNameProblem(name: string): string | null {
 
 /**
  * Checks every project-file-name rule in order and returns the absolute (lexical) path of
- * `name` under `root`. Throws EngineError 'bad_request' with the spec message.
+ * `name` under `root`. Throws EngineError 'bad_request' with the documented message.
  */
 export function validateFileName(name: string, root: string): string {
   const problem = fileNameProblem(name);

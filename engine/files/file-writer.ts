@@ -23,142 +23,28 @@
  * queues behind those very fsyncs. Here the main thread posts one message
  * per batch. The thread holds no lock; the directory fsync that makes the
  * renames durable is the caller's (atomic-write.ts syncDirectory).
+ *
+ * The thread is a Piscina pool of one (engine/threads/module-pool.ts)
+ * running file-writer-thread.ts; its batches run concurrently there, so a
+ * commit does not wait for a stage's fsyncs.
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
+import { modulePool } from '../threads/module-pool.js';
 import { tempPath, type StagedFile } from './atomic-write.js';
+import type { CommitItem, CommitReply, StageReply, WriterTask } from './file-writer-thread.js';
 
-export interface CommitItem {
-  readonly temp: string;
-  readonly target: string;
-  /** Permission bits of the temporary as written. */
-  readonly tempMode: number;
-}
+export type { CommitItem, CommitReply } from './file-writer-thread.js';
 
-export type CommitReply =
-  | { readonly kind: 'ok' }
-  /** A directory is at the target. */
-  | { readonly kind: 'directory' }
-  /** The temporary or its directory is gone (ENOENT/ENOTDIR); the batch stopped here. */
-  | { readonly kind: 'missing' }
-  | { readonly kind: 'error'; readonly op: 'stat' | 'rename'; readonly code?: string; readonly message: string };
+/** Batches one thread runs at once (stages wait on their fsyncs). */
+const CONCURRENT_BATCHES = 64;
 
-type StageReply =
-  | { readonly kind: 'staged'; readonly mode: number; readonly size: number; readonly mtimeMs: number }
-  | { readonly kind: 'error'; readonly code?: string; readonly message: string };
+let pool: Piscina<WriterTask, unknown[]> | null = null;
 
-// Plain CommonJS run with `eval`, so the same code serves the compiled build and tsx test runs.
-const SOURCE = String.raw`
-const { parentPort } = require('node:worker_threads');
-const fs = require('node:fs');
-const gone = (e) => e && (e.code === 'ENOENT' || e.code === 'ENOTDIR');
-const drop = (temp) => { try { fs.rmSync(temp, { force: true }); } catch {} };
-const close = (fd) => { try { fs.closeSync(fd); } catch {} };
-const failed = (e) => ({ kind: 'error', code: e.code, message: String(e.message) });
-const fsync = (fd) => new Promise((resolve) => fs.fsync(fd, (e) => resolve(e)));
-async function stage(items) {
-  const fds = items.map(({ temp, data }) => {
-    let fd;
-    try {
-      fd = fs.openSync(temp, 'wx', 0o666);
-      for (let w = 0; w < data.byteLength; ) w += fs.writeSync(fd, data, w, data.byteLength - w, w);
-      return fd;
-    } catch (e) {
-      if (fd !== undefined) { close(fd); drop(temp); }
-      return e;
-    }
-  });
-  const synced = await Promise.all(fds.map((fd) => (typeof fd === 'number' ? fsync(fd) : fd)));
-  return fds.map((fd, k) => {
-    if (typeof fd !== 'number') return failed(fd);
-    try {
-      if (synced[k]) throw synced[k];
-      const st = fs.fstatSync(fd);
-      return { kind: 'staged', mode: st.mode, size: st.size, mtimeMs: st.mtimeMs };
-    } catch (e) {
-      drop(items[k].temp);
-      return failed(e);
-    } finally {
-      close(fd);
-    }
-  });
-}
-function commit(items) {
-  const replies = [];
-  for (const { temp, target, tempMode } of items) {
-    let st;
-    try {
-      st = fs.statSync(target, { throwIfNoEntry: false });
-    } catch (e) {
-      if (!gone(e)) { drop(temp); replies.push({ op: 'stat', ...failed(e) }); continue; }
-    }
-    if (st !== undefined && st.isDirectory()) { drop(temp); replies.push({ kind: 'directory' }); continue; }
-    try {
-      if (st !== undefined && st.isFile() && (st.mode & 0o7777) !== tempMode) fs.chmodSync(temp, st.mode & 0o7777);
-      fs.renameSync(temp, target);
-      replies.push({ kind: 'ok' });
-    } catch (e) {
-      drop(temp);
-      if (gone(e)) { replies.push({ kind: 'missing' }); break; }
-      if (e.code === 'EISDIR') { replies.push({ kind: 'directory' }); continue; }
-      replies.push({ op: 'rename', ...failed(e) });
-    }
-  }
-  return replies;
-}
-parentPort.on('message', ({ id, op, items }) => {
-  if (op === 'commit') parentPort.postMessage({ id, replies: commit(items) });
-  else stage(items).then((replies) => parentPort.postMessage({ id, replies }));
-});
-`;
-
-interface Pending {
-  readonly resolve: (replies: unknown[]) => void;
-  readonly reject: (err: Error) => void;
-}
-
-let worker: Worker | null = null;
-let nextId = 0;
-const pending = new Map<number, Pending>();
-
-function failAll(err: Error): void {
-  for (const p of pending.values()) p.reject(err);
-  pending.clear();
-}
-
-function thread(): Worker {
-  if (worker !== null) return worker;
-  // execArgv: none of the parent's flags (e.g. a TypeScript loader) are needed for this code.
-  const w = new Worker(SOURCE, { eval: true, execArgv: [], name: 'file-writer' });
-  w.unref(); // referenced only while a batch is in flight (see request)
-  w.on('message', ({ id, replies }: { id: number; replies: unknown[] }) => {
-    const p = pending.get(id);
-    if (p === undefined) return;
-    pending.delete(id);
-    if (pending.size === 0) w.unref();
-    p.resolve(replies);
-  });
-  w.on('error', (err) => {
-    if (worker === w) worker = null;
-    failAll(err);
-  });
-  w.on('exit', (code) => {
-    if (worker === w) worker = null;
-    failAll(new Error(`the file writer thread exited (code ${code})`));
-  });
-  worker = w;
-  return w;
-}
-
-function request<R>(op: 'stage' | 'commit', items: readonly unknown[]): Promise<R[]> {
-  const w = thread();
-  const id = nextId++;
-  return new Promise<unknown[]>((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    w.ref();
-    w.postMessage({ id, op, items });
-  }) as Promise<R[]>;
+function request<R>(task: WriterTask): Promise<R[]> {
+  pool ??= modulePool<WriterTask, unknown[]>(import.meta.url, './file-writer-thread.js', { maxThreads: 1, concurrentTasksPerWorker: CONCURRENT_BATCHES });
+  return pool.run(task) as Promise<R[]>;
 }
 
 interface QueuedStage {
@@ -175,7 +61,7 @@ let stages: QueuedStage[] = [];
 function sendStages(): void {
   const batch = stages;
   stages = [];
-  request<StageReply>('stage', batch.map(({ temp, data }) => ({ temp, data }))).then(
+  request<StageReply>({ op: 'stage', items: batch.map(({ temp, data }) => ({ temp, data })) }).then(
     (replies) =>
       batch.forEach((s, k) => {
         const r = replies[k];
@@ -208,12 +94,12 @@ export function stageInThread(target: string, data: Uint8Array): Promise<StagedF
  */
 export function commitInThread(items: readonly CommitItem[]): Promise<CommitReply[]> {
   if (items.length === 0) return Promise.resolve([]);
-  return request<CommitReply>('commit', items);
+  return request<CommitReply>({ op: 'commit', items });
 }
 
 /** Stops the writer thread (tests; a later batch starts a new one). */
 export async function stopFileWriter(): Promise<void> {
-  const w = worker;
-  worker = null;
-  if (w !== null) await w.terminate();
+  const p = pool;
+  pool = null;
+  if (p !== null) await p.destroy();
 }

@@ -151,7 +151,7 @@ export function loadConfig(dir: string, opts: LoadConfigOptions, relDir = ''): B
 
 // Unresolved tokens are swapped for YAML-safe placeholders while parsing
 // (`dev: {schema: dev_${USER}}` must still parse when USER is unset) and put
-// back afterwards, so the value keeps the literal token the spec reports.
+// back afterwards, so the value keeps the literal token the docs reports.
 const PLACEHOLDER = /__service_unresolved_(\d+)__/g;
 
 function restoreTokens(value: unknown, tokens: readonly string[]): unknown {
@@ -290,7 +290,7 @@ function unsetError(fileRel: string, field: string, name: string, hint: string):
   );
 }
 
-/** Resolution plus the "unresolved ${VAR} in a used field" checks, in the spec's order. */
+/** Resolution plus the "unresolved ${VAR} in a used field" checks, in the documented order. */
 export function resolveSettings(config: BuildConfig, flags: SettingsFlags): Settings {
   if (flags.prod && flags.schema !== undefined) throw new EngineError('usage', 'cannot combine --prod and --schema');
   let naming: 'prod' | 'dev' = config.dev !== undefined ? 'dev' : 'prod';

@@ -85,7 +85,7 @@ function classify(name: string): { kind: FileKind; stem: string; format?: SeedFo
   const dot = lower.lastIndexOf('.');
   if (dot <= 0) return undefined;
   const ext = lower.slice(dot);
-  // The model extension is case-sensitive in the spec's table; seeds are case-insensitive.
+  // The model extension is case-sensitive in the documented table; seeds are case-insensitive.
   if (name.slice(dot) === '.sql') return { kind: 'model', stem: name.slice(0, dot) };
   const format = SEED_EXT[ext];
   return format ? { kind: 'seed', stem: name.slice(0, dot), format } : undefined;

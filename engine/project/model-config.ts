@@ -1,7 +1,7 @@
 /**
  * A model's effective configuration: `defaults` from the config file, then
  * front-matter keys, or at render time `config()`
- * when there is no front-matter. Validation messages are the spec's.
+ * when there is no front-matter. Validation messages are the documented.
  */
 import { EngineError } from '../errors.js';
 import { parseDuration } from '../duration.js';

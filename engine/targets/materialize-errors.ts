@@ -1,5 +1,5 @@
 /**
- * The spec's failure messages for target work (materialization, drops,
+ * The documented failure messages for target work (materialization, drops,
  * incremental merges, seeds), built in one place so the exact wording has one source. A
  * cancelled statement is never wrapped: the node's error must read
  * `cancelled`.

@@ -1,5 +1,5 @@
 /**
- * Relation names in the three forms the spec uses: quoted for DDL/DML
+ * Relation names in the three forms the docs use: quoted for DDL/DML
  * (every part double-quoted, `"` doubled — both targets use ANSI
  * quoting), plain text for messages (`<t>`), and the temp relation of a model
  *

@@ -2,7 +2,7 @@
  * The pieces a target folder supplies to the shared `SqlSession`: its
  * dialect, its catalog queries, and the modes whose SQL differs by target
  * (full-refresh, view, seeds). Everything else (truncate,
- * append, stage, merge, probes) is shared because the spec gives one SQL
+ * append, stage, merge, probes) is shared because the docs give one SQL
  * shape for both targets.
  */
 import type { Dialect } from './dialect.js';

@@ -117,7 +117,7 @@ export async function mergeStaged(ctx: FlowContext, rel: Relation, tmp: Relation
   }
 }
 
-/** Drop; a dependency error without cascade is the spec's drop message. */
+/** Drop; a dependency error without cascade is the documented drop message. */
 export async function dropRelation(ctx: FlowContext, rel: Relation, kind: RelationKind, cascade: boolean): Promise<void> {
   try {
     await ctx.driver.query(dropSql(kind, rel, cascade));

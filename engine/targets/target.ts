@@ -11,7 +11,7 @@
  * time (the DuckDB actor), because the file has a single writer.
  *
  * Every method that materializes fails with an `EngineError` whose chain is
- * the spec's message; a cancelled statement fails with
+ * the documented message; a cancelled statement fails with
  * code `cancelled` and message `cancelled`, never wrapped.
  *
  * Cancellation is consumed by one failure: a cancel request fails the

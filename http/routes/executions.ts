@@ -16,7 +16,7 @@ import { route, type RequestScope, type Route } from '../route.js';
 
 export interface ExecutionsDeps {
   readonly store: StateStore;
-  /** ExecutionService.cancel: EngineError not_found/conflict with the spec's messages. */
+  /** ExecutionService.cancel: EngineError not_found/conflict with the documented messages. */
   readonly cancel: (projectId: string, execId: string) => Promise<ExecutionRecord>;
 }
 

@@ -71,28 +71,30 @@ export interface WebConsole {
   close(): void;
 }
 
-export function webConsole(deps: ConsoleDeps): WebConsole {
-  const sessions = new SessionStore(deps.sessions);
-  const live: LiveStreams = new Set();
-  const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps, live), ...filePages(deps), ...lineagePages(deps)];
+function setCookie(ctx: Context, name: string, value: string, maxAgeMs: number): void {
+  const secure = overTls(ctx);
+  // Behind a TLS-terminating proxy the socket is plain HTTP; the cookie is Secure all the same.
+  if (secure) ctx.cookies.secure = true;
+  ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'strict', secure, path: '/ui', maxAge: maxAgeMs, overwrite: true });
+}
 
-  const cookie = (ctx: Context, name: string, value: string, maxAgeMs: number) => {
-    const secure = overTls(ctx);
-    // Behind a TLS-terminating proxy the socket is plain HTTP; the cookie is Secure all the same.
-    if (secure) ctx.cookies.secure = true;
-    ctx.cookies.set(name, value, { httpOnly: true, sameSite: 'strict', secure, path: '/ui', maxAge: maxAgeMs, overwrite: true });
-  };
+function html(ctx: Context, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = body;
+}
 
-  function html(ctx: Context, status: number, body: string): void {
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = body;
-  }
+function redirect(ctx: Context, to: string): void {
+  ctx.status = 303;
+  ctx.redirect(to);
+}
 
+/** Signing in and out, and the session of a request. */
+function consoleSessions(deps: ConsoleDeps, sessions: SessionStore) {
   function signInPage(ctx: Context, next: string, status = 200, error?: string, notice?: string): void {
     const secret = randomId(18);
-    cookie(ctx, SIGN_IN_COOKIE, secret, 60 * 60 * 1000);
+    setCookie(ctx, SIGN_IN_COOKIE, secret, 60 * 60 * 1000);
     html(ctx, status, renderPage('signIn', { title: 'Sign in', csrf: secret, next, ...(error ? { error } : {}), ...(notice ? { notice } : {}) }));
   }
 
@@ -106,14 +108,21 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
     if (!projectId) return signInPage(ctx, next, 401, 'That token does not open any project: check it and try again.');
     sessions.delete(ctx.cookies.get(SESSION_COOKIE));
     const s = sessions.create(projectId, digest);
-    cookie(ctx, SESSION_COOKIE, s.id, sessions.maxMs);
-    cookie(ctx, SIGN_IN_COOKIE, '', 0);
-    ctx.status = 303;
-    ctx.redirect(next);
+    setCookie(ctx, SESSION_COOKIE, s.id, sessions.maxMs);
+    setCookie(ctx, SIGN_IN_COOKIE, '', 0);
+    redirect(ctx, next);
+  }
+
+  async function signOut(ctx: Context, session: Session | undefined): Promise<void> {
+    const form = await readForm(ctx);
+    if (session && !sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
+    sessions.delete(session?.id);
+    setCookie(ctx, SESSION_COOKIE, '', 0);
+    redirect(ctx, '/ui/sign-in?signed_out=1');
   }
 
   /** The cookie's session, if it is alive and its token still opens its project. */
-  async function currentSession(ctx: Context): Promise<Session | undefined> {
+  async function current(ctx: Context): Promise<Session | undefined> {
     const id = ctx.cookies.get(SESSION_COOKIE);
     const s = sessions.get(id);
     if (!s) return undefined;
@@ -123,6 +132,68 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
     }
     return s;
   }
+
+  return { signInPage, signIn, signOut, current };
+}
+
+/** The page route for `method` and `path`, with its decoded parameters; 405/404 when none. */
+function matchRoute(routes: readonly UiRoute[], method: string, ctx: Context): { route: UiRoute; params: string[] } {
+  const path = ctx.path === '/ui' ? '/ui/' : ctx.path;
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const m = route.pattern.exec(path);
+    if (m) return { route, params: m.slice(1).map((p) => decodeURIComponent(p)) };
+  }
+  throw new HttpError(routes.some((x) => x.pattern.test(path)) ? 405 : 404, 'not_found', `no page at ${method} ${ctx.path}`);
+}
+
+/** What a page handler gets: the session's project, the route's parameters, the posted form (its CSRF token checked). */
+async function uiRequest(ctx: Context, method: string, session: Session, params: string[], deps: ConsoleDeps): Promise<UiRequest> {
+  let form: Form = new Map();
+  if (method === 'POST') {
+    form = await readForm(ctx);
+    if (!sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
+  }
+  ctx.state.projectId = session.projectId;
+  const record = await deps.store.getProject(session.projectId);
+  const project = { id: session.projectId, name: record?.name ?? session.projectId };
+  return {
+    ctx,
+    session,
+    projectId: session.projectId,
+    project,
+    params,
+    form,
+    query: (name) => {
+      const v = ctx.query[name];
+      return (Array.isArray(v) ? v[0] : v) ?? '';
+    },
+  };
+}
+
+function respond(ctx: Context, req: UiRequest, result: UiResult): void {
+  if (result.kind === 'done') return;
+  if (result.kind === 'redirect') return redirect(ctx, result.to);
+  html(ctx, result.status ?? 200, renderPage(result.view, { ...result.data, project: req.project, csrf: req.session.csrf }));
+}
+
+/** A failure as an error page with the status the API would give it; a 5xx is logged with its request id. */
+function errorPage(ctx: Context, err: unknown, requestId: string, deps: ConsoleDeps): void {
+  const e = toHttpError(err);
+  if (e.status >= 500) deps.logger.log('error', `request ${requestId} failed: ${err instanceof Error ? (err.stack ?? errorChain(err)) : String(err)}`);
+  if (e.options.closeConnection) {
+    ctx.set('Connection', 'close');
+    ctx.res.once('finish', () => ctx.req.socket.destroySoon());
+  }
+  const heading = e.status === 403 ? 'Forbidden' : e.status === 404 ? 'Not found' : e.status >= 500 ? 'Something went wrong' : 'Cannot do that';
+  html(ctx, e.status, renderPage('error', { title: heading, heading, message: e.status >= 500 ? `internal error (request ${requestId})` : e.message, back: '/ui' }));
+}
+
+export function webConsole(deps: ConsoleDeps): WebConsole {
+  const sessions = new SessionStore(deps.sessions);
+  const auth = consoleSessions(deps, sessions);
+  const live: LiveStreams = new Set();
+  const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps, live), ...filePages(deps), ...lineagePages(deps)];
 
   async function dispatch(ctx: Context): Promise<void> {
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
@@ -134,64 +205,15 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
       return;
     }
     if (ctx.path === '/ui/sign-in') {
-      if (method === 'GET') return signInPage(ctx, safeNext(typeof ctx.query.next === 'string' ? ctx.query.next : undefined), 200, undefined, ctx.query.signed_out === '1' ? 'Signed out.' : undefined);
-      if (method === 'POST') return signIn(ctx);
+      if (method === 'GET') return auth.signInPage(ctx, safeNext(typeof ctx.query.next === 'string' ? ctx.query.next : undefined), 200, undefined, ctx.query.signed_out === '1' ? 'Signed out.' : undefined);
+      if (method === 'POST') return auth.signIn(ctx);
     }
-    const session = await currentSession(ctx);
-    if (ctx.path === '/ui/sign-out' && method === 'POST') {
-      const form = await readForm(ctx);
-      if (session && !sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
-      sessions.delete(session?.id);
-      cookie(ctx, SESSION_COOKIE, '', 0);
-      ctx.status = 303;
-      ctx.redirect('/ui/sign-in?signed_out=1');
-      return;
-    }
-    if (!session) {
-      ctx.status = 303;
-      ctx.redirect(`/ui/sign-in?next=${encodeURIComponent(ctx.path + (ctx.querystring ? `?${ctx.querystring}` : ''))}`);
-      return;
-    }
-    const path = ctx.path === '/ui' ? '/ui/' : ctx.path;
-    let params: string[] | undefined;
-    const r = routes.find((x) => {
-      if (x.method !== method) return false;
-      const m = x.pattern.exec(path);
-      if (m) params = m.slice(1).map((p) => decodeURIComponent(p));
-      return m !== null;
-    });
-    if (!r) throw new HttpError(routes.some((x) => x.pattern.test(path)) ? 405 : 404, 'not_found', `no page at ${method} ${ctx.path}`);
-    let form: Form = new Map();
-    if (method === 'POST') {
-      form = await readForm(ctx);
-      if (!sameSecret(form.get('_csrf'), session.csrf)) throw new HttpError(403, 'forbidden', 'missing or wrong CSRF token: reload the page and try again');
-    }
-    ctx.state.projectId = session.projectId;
-    const record = await deps.store.getProject(session.projectId);
-    const project = { id: session.projectId, name: record?.name ?? session.projectId };
-    const req: UiRequest = {
-      ctx,
-      session,
-      projectId: session.projectId,
-      project,
-      params: params ?? [],
-      form,
-      query: (name) => {
-        const v = ctx.query[name];
-        return (Array.isArray(v) ? v[0] : v) ?? '';
-      },
-    };
-    respond(ctx, session, project, await r.handler(req));
-  }
-
-  function respond(ctx: Context, session: Session, project: { id: string; name: string }, result: UiResult): void {
-    if (result.kind === 'done') return;
-    if (result.kind === 'redirect') {
-      ctx.status = 303;
-      ctx.redirect(result.to);
-      return;
-    }
-    html(ctx, result.status ?? 200, renderPage(result.view, { ...result.data, project, csrf: session.csrf }));
+    const session = await auth.current(ctx);
+    if (ctx.path === '/ui/sign-out' && method === 'POST') return auth.signOut(ctx, session);
+    if (!session) return redirect(ctx, `/ui/sign-in?next=${encodeURIComponent(ctx.path + (ctx.querystring ? `?${ctx.querystring}` : ''))}`);
+    const { route, params } = matchRoute(routes, method, ctx);
+    const req = await uiRequest(ctx, method, session, params, deps);
+    respond(ctx, req, await route.handler(req));
   }
 
   return {
@@ -207,14 +229,7 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
       try {
         await dispatch(ctx);
       } catch (err) {
-        const e = toHttpError(err);
-        if (e.status >= 500) deps.logger.log('error', `request ${requestId} failed: ${err instanceof Error ? (err.stack ?? errorChain(err)) : String(err)}`);
-        if (e.options.closeConnection) {
-          ctx.set('Connection', 'close');
-          ctx.res.once('finish', () => ctx.req.socket.destroySoon());
-        }
-        const heading = e.status === 403 ? 'Forbidden' : e.status === 404 ? 'Not found' : e.status >= 500 ? 'Something went wrong' : 'Cannot do that';
-        html(ctx, e.status, renderPage('error', { title: heading, heading, message: e.status >= 500 ? `internal error (request ${requestId})` : e.message, back: '/ui' }));
+        errorPage(ctx, err, requestId, deps);
       } finally {
         // The API's request line, with the session's project (`-` when signed out).
         deps.logger.log('info', `${ctx.method} ${ctx.path} ${ctx.status} ${(performance.now() - started).toFixed(1)}ms ${requestId} ${(ctx.state as { projectId?: string }).projectId ?? '-'}`);

@@ -1,7 +1,7 @@
 /**
  * Real PostgreSQL for tests: each caller gets a fresh database and drops it
  * afterwards. When the server is unreachable, tests fail under CI=true
- * (DEVELOPERS.md: never a silent skip in CI) and skip locally with a reason.
+ * (a skip in CI would hide untested code; README.md, quick start) and skip locally with a reason.
  */
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
@@ -64,6 +64,6 @@ export async function createTempDatabase(prefix: string): Promise<TempDatabase> 
 export async function requirePg(t: TestContext): Promise<boolean> {
   if (await pgAvailable()) return true;
   if (process.env.CI === 'true') throw new Error(`PostgreSQL is unreachable at ${PG_ADMIN_URL} and CI=true: PostgreSQL tests must not be skipped in CI`);
-  t.skip(`PostgreSQL unreachable at ${PG_ADMIN_URL}; start it with pg_ctlcluster (see README)`);
+  t.skip(`PostgreSQL unreachable at ${PG_ADMIN_URL}; start it with pg_ctlcluster (README.md, quick start)`);
   return false;
 }

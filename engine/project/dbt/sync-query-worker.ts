@@ -1,9 +1,7 @@
 /**
- * The helper thread behind SyncQuery (sync-query.ts). The compiling thread
- * posts a request on `port` and blocks in `Atomics.wait` on `state[0]`; this
- * thread answers on the port, then stores the request's sequence number in
- * `state[0]` and wakes it. If this thread ends, it stores DEAD there, so the
- * compiling thread never waits on a thread that will not answer.
+ * The helper thread behind SyncQuery (sync-query.ts), a BlockingThread
+ * (engine/threads/blocking-thread.ts): the compiling thread posts a request
+ * and blocks until this thread answers it (or ends).
  *
  * PostgreSQL queries run here, on one session kept for the compile. A DuckDB
  * file is queried from a separate process (sync-query-child.ts) kept for the
@@ -13,12 +11,12 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { workerData } from 'node:worker_threads';
 import type { Connection } from '../../connections/index.js';
 import { errorChain } from '../../errors.js';
 import { childNodeArgs, importNear } from '../../lazy-import.js';
 import type { QueryTable } from './query-session.js';
-import { DEAD, type SyncQueryData, type SyncQueryReply, type SyncQueryRequest } from './sync-query-protocol.js';
+import type { ThreadSide } from '../../threads/blocking-thread.js';
+import type { SyncQueryReply, SyncQueryRequest } from './sync-query-protocol.js';
 
 interface Runner {
   query(sql: string): Promise<QueryTable>;
@@ -59,7 +57,7 @@ function childRunner(connection: Connection): Runner {
 
 /**
  * Queries on a session of this thread. The targets' modules load here, on the
- * first query, after the exit hook below is in place: a module that fails to
+ * first query, after the thread marks its end (blocking-thread-entry.ts): a module that fails to
  * load fails that query instead of leaving the compiling thread waiting.
  */
 async function threadRunner(connection: Connection): Promise<Runner> {
@@ -67,35 +65,26 @@ async function threadRunner(connection: Connection): Promise<Runner> {
   return new QuerySession(connection);
 }
 
-const { port, state, connection } = workerData as SyncQueryData;
-let runner: Runner | undefined;
-
-function answer(seq: number, reply: SyncQueryReply): void {
-  port.postMessage(reply);
-  Atomics.store(state, 0, seq);
-  Atomics.notify(state, 0);
-}
-
-process.on('exit', () => {
-  Atomics.store(state, 0, DEAD);
-  Atomics.notify(state, 0);
-});
-
-port.on('message', (req: SyncQueryRequest) => {
-  void (async () => {
-    try {
-      if (req.type === 'close') {
-        await runner?.close();
-        runner = undefined;
-        answer(req.seq, { ok: true });
-        port.close();
-        return;
+export default function syncQueryThread(side: ThreadSide<Connection>): void {
+  const connection = side.data;
+  let runner: Runner | undefined;
+  side.onRequest((request) => {
+    const req = request as SyncQueryRequest;
+    void (async () => {
+      let reply: SyncQueryReply;
+      try {
+        if (req.type === 'close') {
+          await runner?.close();
+          runner = undefined;
+          reply = { ok: true };
+        } else {
+          runner ??= connection.type === 'duckdb' ? childRunner(connection) : await threadRunner(connection);
+          reply = { ok: true, ...(await runner.query(req.sql)) };
+        }
+      } catch (err) {
+        reply = { ok: false, error: errorChain(err) };
       }
-      runner ??= connection.type === 'duckdb' ? childRunner(connection) : await threadRunner(connection);
-      const table = await runner.query(req.sql);
-      answer(req.seq, { ok: true, ...table });
-    } catch (err) {
-      answer(req.seq, { ok: false, error: errorChain(err) });
-    }
-  })();
-});
+      side.answer(reply);
+    })();
+  });
+}

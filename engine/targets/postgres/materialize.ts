@@ -92,12 +92,12 @@ const SWAP_STATES = new Set([DEPENDENT_OBJECTS, '42809', '42P07', '42501', '55P0
 /**
  * Full-refresh in one round trip: `BEGIN; CREATE TABLE TMP AS (Q);
  * [DROP VIEW T;] DROP TABLE IF EXISTS T; ALTER TABLE TMP RENAME TO "<name>";
- * COMMIT;` as one multi-statement query — the spec's two steps, sent
+ * COMMIT;` as one multi-statement query — the documented two steps, sent
  * together (a trivial model spent two of its three round trips on the
  * relation probe and the separate swap). Readers still see the old or the
  * new table; any failure rolls back, so the target is unchanged and TMP never
  * existed. A failure of the swap's statements re-runs the two-step path for
- * the spec's exact handling of that case.
+ * the documented handling of that case.
  */
 export async function fullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   const tmp = tempRelation(rel, opts.runId);
@@ -117,7 +117,7 @@ export async function fullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relatio
   return twoStepFullRefresh(ctx, rel, query, opts);
 }
 
-/** The spec's two steps, one round trip each: CTAS, then the swap transaction (swapIntoPlace). */
+/** The documented two steps, one round trip each: CTAS, then the swap transaction (swapIntoPlace). */
 async function twoStepFullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relation, query: string, opts: MaterializeOptions): Promise<Rows> {
   const tmp = tempRelation(rel, opts.runId);
   let rows: number;

@@ -52,128 +52,117 @@ function requireName(req: UiRequest): string {
   return name;
 }
 
+type Projects = ConsoleDeps['projects'];
+
+async function viewPage(projects: Projects, req: UiRequest, name: string, extra: { notice?: string; warnings?: readonly string[] } = {}) {
+  const file = await projects.getFile(req.projectId, name);
+  const jobs = file.is_dir ? [] : await projects.listJobs(req.projectId, { file_name: file.name });
+  const binary = file.encoding === 'base64';
+  return page('fileView', {
+    title: file.name,
+    nav: 'files',
+    file,
+    jobs,
+    binary,
+    lines: binary ? [] : numberedLines(file.body ?? ''),
+    ...(req.query('saved') === '1' ? { notice: 'Saved.' } : {}),
+    ...(req.query('renamed') !== '' ? { notice: `Renamed from ${req.query('renamed')}.` } : {}),
+    ...extra,
+  });
+}
+
+async function treePage(projects: Projects, req: UiRequest) {
+  const entries = fileTree(await projects.listFiles(req.projectId, {}));
+  const deleted = req.query('deleted');
+  return page('files', { title: 'Files', nav: 'files', entries, ...(deleted !== '' ? { notice: `Deleted ${deleted}.` } : {}) });
+}
+
+async function editPage(projects: Projects, req: UiRequest) {
+  const name = req.query('name');
+  if (name === '') return page('fileEdit', { title: 'New file', nav: 'files', isNew: true, name: '', body: '' });
+  const file = await projects.getFile(req.projectId, name);
+  if (file.is_dir || file.encoding === 'base64') throw new EngineError('bad_request', `${name} is ${file.is_dir ? 'a directory' : 'not UTF-8 text'}: it cannot be edited here`);
+  return page('fileEdit', { title: `Edit ${name}`, nav: 'files', isNew: false, name, body: file.body ?? '' });
+}
+
+/** Saves through the API's service call; a refusal shows the editor again with the problems at their lines. */
+async function save(projects: Projects, req: UiRequest) {
+  const name = (req.form.get('name') ?? '').trim();
+  const isNew = req.form.get('new') === '1';
+  // Browsers send a textarea's line breaks as CRLF; the file keeps LF.
+  const body = (req.form.get('body') ?? '').replace(/\r\n/g, '\n');
+  try {
+    if (isNew && name !== '' && (await projects.getFile(req.projectId, name).then(() => true, () => false))) {
+      throw new EngineError('conflict', `a file named ${name} already exists: open it from the tree to edit it`);
+    }
+    const saved = await projects.saveFile(req.projectId, { name, body });
+    if (saved.warnings && saved.warnings.length > 0) return viewPage(projects, req, saved.file.name, { notice: 'Saved.', warnings: saved.warnings });
+    return redirect(viewUrl(saved.file.name, '&saved=1'));
+  } catch (err) {
+    if (!(err instanceof EngineError)) throw err;
+    const problems = (err as EngineError & { problems?: readonly Problem[] }).problems;
+    const data = { title: isNew ? 'New file' : `Edit ${name}`, nav: 'files' as const, isNew, name, body };
+    if (problems) return page('fileEdit', { ...data, problems, lines: numberedLines(body, problems) }, 422);
+    return page('fileEdit', { ...data, error: errorChain(err) }, toHttpError(err).status);
+  }
+}
+
+async function renameConfirm(projects: Projects, req: UiRequest) {
+  const file = await projects.getFile(req.projectId, requireName(req));
+  return page('confirm', {
+    title: `Rename ${file.name}`,
+    nav: 'files',
+    heading: `Rename ${file.name}`,
+    question: `Move ${file.is_dir ? 'the directory' : 'the file'} ${file.name} to a new name. Jobs that use it follow it.`,
+    action: '/ui/files/rename',
+    fields: [{ name: 'name', value: file.name }],
+    input: { name: 'new_name', label: 'New name', value: file.name },
+    button: 'Rename',
+    back: viewUrl(file.name),
+  });
+}
+
+async function rename(projects: Projects, req: UiRequest) {
+  const from = requireName(req);
+  const to = (req.form.get('new_name') ?? '').trim();
+  await projects.renameFile(req.projectId, from, to);
+  return redirect(viewUrl(to, `&renamed=${encodeURIComponent(from)}`));
+}
+
+async function deleteConfirm(projects: Projects, req: UiRequest) {
+  const file = await projects.getFile(req.projectId, requireName(req));
+  const under = file.is_dir ? (await projects.listFiles(req.projectId, { prefix: `${file.name}/` })).length : 0;
+  return page('confirm', {
+    title: `Delete ${file.name}`,
+    nav: 'files',
+    heading: `Delete ${file.name}?`,
+    question: file.is_dir ? `This deletes the directory ${file.name} and the ${under} entries under it.` : `This deletes ${file.name}.`,
+    detail: 'The default jobs of deleted job files are deleted with them; their executions are kept. This cannot be undone from here.',
+    action: '/ui/files/delete',
+    fields: [{ name: 'name', value: file.name }],
+    button: 'Delete',
+    buttonClass: 'danger',
+    back: viewUrl(file.name),
+  });
+}
+
+async function remove(projects: Projects, req: UiRequest) {
+  const name = requireName(req);
+  await projects.deleteFile(req.projectId, name);
+  return redirect(`/ui/files?deleted=${encodeURIComponent(name)}`);
+}
+
 export function filePages(deps: ConsoleDeps): UiRoute[] {
   const { projects } = deps;
-
-  async function view(req: UiRequest, name: string, extra: { notice?: string; warnings?: readonly string[] } = {}) {
-    const file = await projects.getFile(req.projectId, name);
-    const jobs = file.is_dir ? [] : await projects.listJobs(req.projectId, { file_name: file.name });
-    const binary = file.encoding === 'base64';
-    return page('fileView', {
-      title: file.name,
-      nav: 'files',
-      file,
-      jobs,
-      binary,
-      lines: binary ? [] : numberedLines(file.body ?? ''),
-      ...(req.query('saved') === '1' ? { notice: 'Saved.' } : {}),
-      ...(req.query('renamed') !== '' ? { notice: `Renamed from ${req.query('renamed')}.` } : {}),
-      ...extra,
-    });
-  }
-
+  const on = (handler: (projects: Projects, req: UiRequest) => ReturnType<UiRoute['handler']>) => (req: UiRequest) => handler(projects, req);
   return [
-    {
-      method: 'GET',
-      pattern: /^\/ui\/files$/,
-      handler: async (req) => {
-        const entries = fileTree(await projects.listFiles(req.projectId, {}));
-        const deleted = req.query('deleted');
-        return page('files', { title: 'Files', nav: 'files', entries, ...(deleted !== '' ? { notice: `Deleted ${deleted}.` } : {}) });
-      },
-    },
-    { method: 'GET', pattern: /^\/ui\/files\/view$/, handler: (req) => view(req, requireName(req)) },
-    {
-      method: 'GET',
-      pattern: /^\/ui\/files\/edit$/,
-      handler: async (req) => {
-        const name = req.query('name');
-        if (name === '') return page('fileEdit', { title: 'New file', nav: 'files', isNew: true, name: '', body: '' });
-        const file = await projects.getFile(req.projectId, name);
-        if (file.is_dir || file.encoding === 'base64') throw new EngineError('bad_request', `${name} is ${file.is_dir ? 'a directory' : 'not UTF-8 text'}: it cannot be edited here`);
-        return page('fileEdit', { title: `Edit ${name}`, nav: 'files', isNew: false, name, body: file.body ?? '' });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/ui\/files\/save$/,
-      handler: async (req) => {
-        const name = (req.form.get('name') ?? '').trim();
-        const isNew = req.form.get('new') === '1';
-        // Browsers send a textarea's line breaks as CRLF; the file keeps LF.
-        const body = (req.form.get('body') ?? '').replace(/\r\n/g, '\n');
-        try {
-          if (isNew && name !== '' && (await projects.getFile(req.projectId, name).then(() => true, () => false))) {
-            throw new EngineError('conflict', `a file named ${name} already exists: open it from the tree to edit it`);
-          }
-          const saved = await projects.saveFile(req.projectId, { name, body });
-          if (saved.warnings && saved.warnings.length > 0) return view(req, saved.file.name, { notice: 'Saved.', warnings: saved.warnings });
-          return redirect(viewUrl(saved.file.name, '&saved=1'));
-        } catch (err) {
-          if (!(err instanceof EngineError)) throw err;
-          const problems = (err as EngineError & { problems?: readonly Problem[] }).problems;
-          const data = { title: isNew ? 'New file' : `Edit ${name}`, nav: 'files' as const, isNew, name, body };
-          if (problems) return page('fileEdit', { ...data, problems, lines: numberedLines(body, problems) }, 422);
-          return page('fileEdit', { ...data, error: errorChain(err) }, toHttpError(err).status);
-        }
-      },
-    },
-    {
-      method: 'GET',
-      pattern: /^\/ui\/files\/rename$/,
-      handler: async (req) => {
-        const file = await projects.getFile(req.projectId, requireName(req));
-        return page('confirm', {
-          title: `Rename ${file.name}`,
-          nav: 'files',
-          heading: `Rename ${file.name}`,
-          question: `Move ${file.is_dir ? 'the directory' : 'the file'} ${file.name} to a new name. Jobs that use it follow it.`,
-          action: '/ui/files/rename',
-          fields: [{ name: 'name', value: file.name }],
-          input: { name: 'new_name', label: 'New name', value: file.name },
-          button: 'Rename',
-          back: viewUrl(file.name),
-        });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/ui\/files\/rename$/,
-      handler: async (req) => {
-        const from = requireName(req);
-        const to = (req.form.get('new_name') ?? '').trim();
-        await projects.renameFile(req.projectId, from, to);
-        return redirect(viewUrl(to, `&renamed=${encodeURIComponent(from)}`));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: /^\/ui\/files\/delete$/,
-      handler: async (req) => {
-        const file = await projects.getFile(req.projectId, requireName(req));
-        const under = file.is_dir ? (await projects.listFiles(req.projectId, { prefix: `${file.name}/` })).length : 0;
-        return page('confirm', {
-          title: `Delete ${file.name}`,
-          nav: 'files',
-          heading: `Delete ${file.name}?`,
-          question: file.is_dir ? `This deletes the directory ${file.name} and the ${under} entries under it.` : `This deletes ${file.name}.`,
-          detail: 'The default jobs of deleted job files are deleted with them; their executions are kept. This cannot be undone from here.',
-          action: '/ui/files/delete',
-          fields: [{ name: 'name', value: file.name }],
-          button: 'Delete',
-          buttonClass: 'danger',
-          back: viewUrl(file.name),
-        });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/ui\/files\/delete$/,
-      handler: async (req) => {
-        const name = requireName(req);
-        await projects.deleteFile(req.projectId, name);
-        return redirect(`/ui/files?deleted=${encodeURIComponent(name)}`);
-      },
-    },
+    { method: 'GET', pattern: /^\/ui\/files$/, handler: on(treePage) },
+    { method: 'GET', pattern: /^\/ui\/files\/view$/, handler: (req) => viewPage(projects, req, requireName(req)) },
+    { method: 'GET', pattern: /^\/ui\/files\/edit$/, handler: on(editPage) },
+    { method: 'POST', pattern: /^\/ui\/files\/save$/, handler: on(save) },
+    { method: 'GET', pattern: /^\/ui\/files\/rename$/, handler: on(renameConfirm) },
+    { method: 'POST', pattern: /^\/ui\/files\/rename$/, handler: on(rename) },
+    { method: 'GET', pattern: /^\/ui\/files\/delete$/, handler: on(deleteConfirm) },
+    { method: 'POST', pattern: /^\/ui\/files\/delete$/, handler: on(remove) },
   ];
 }
