@@ -87,7 +87,9 @@ h1.node-title { font-size: 26px; margin-bottom: 4px; display: flex; flex-wrap: w
 h1.node-title .tag { font-size: 13px; font-weight: 500; padding: 2px 8px; }
 nav.zoom { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 8px; margin: 0 0 8px; }
 nav.zoom .button { padding: 2px 10px; }
-.gantt-box svg, .history-box svg { display: block; }
+.gantt-box svg, .history-box svg { display: block; width: 100%; height: auto; }
+.gantt-box svg { min-width: 760px; }
+.history-box svg { min-width: 480px; max-width: 960px; }
 .graph a:hover g.run rect { opacity: .75; }
 g.bar:hover rect:last-of-type { stroke-width: 2.5; }
 table.nodes td { white-space: nowrap; }

@@ -42,7 +42,7 @@ export function ganttSvg(bars: readonly GanttBar[], lengthMs: number): string {
   ];
   for (const t of axisTicks(span)) {
     const x = r1(x0 + t * scale);
-    out.push(`<line x1="${x}" y1="${TOP - 6}" x2="${x}" y2="${height - 4}" stroke="#e5e7eb"/>`, `<text class="tick" x="${x}" y="14" text-anchor="middle" fill="#6b7280">${secondsLabel(t)}</text>`);
+    out.push(`<line x1="${x}" y1="${TOP - 6}" x2="${x}" y2="${height - 4}" stroke="#e5e7eb"/>`, `<text class="tick" x="${x}" y="14" text-anchor="${t === 0 ? 'start' : 'middle'}" fill="#6b7280">${secondsLabel(t)}</text>`);
   }
   bars.forEach((b, i) => {
     const y = TOP + i * ROW_H;

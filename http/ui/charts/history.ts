@@ -32,9 +32,11 @@ const FILL: Readonly<Record<string, string>> = {
 
 const LEFT = 56;
 const TOP = 10;
+const PLOT_W = 700;
 const PLOT_H = 120;
 const BOTTOM = 22;
-const SLOT = 22;
+/** Widest slot per bar: a few runs do not become slabs. */
+const MAX_SLOT = 44;
 
 const r1 = (n: number) => Math.round(n * 10) / 10;
 
@@ -43,7 +45,8 @@ export function historySvg(bars: readonly HistoryBar[], label: string): string {
   const max = Math.max(...bars.map((b) => (b.duration ?? 0) * 1000), 1);
   const ticks = axisTicks(max);
   const top = Math.max(max, ticks.at(-1)!);
-  const width = LEFT + Math.max(bars.length, 10) * SLOT + 8;
+  const slot = Math.min(MAX_SLOT, PLOT_W / Math.max(bars.length, 1));
+  const width = LEFT + PLOT_W + 8;
   const height = TOP + PLOT_H + BOTTOM;
   const y = (ms: number) => r1(TOP + PLOT_H - (ms / top) * PLOT_H);
   const out: string[] = [
@@ -53,19 +56,19 @@ export function historySvg(bars: readonly HistoryBar[], label: string): string {
     out.push(`<line x1="${LEFT - 4}" y1="${y(t)}" x2="${width - 4}" y2="${y(t)}" stroke="#e5e7eb"/>`, `<text x="${LEFT - 8}" y="${y(t) + 4}" text-anchor="end" fill="#6b7280">${secondsLabel(t)}</text>`);
   }
   bars.forEach((b, i) => {
-    const x = LEFT + i * SLOT + 3;
+    const x = r1(LEFT + i * slot + slot * 0.15);
     const ms = (b.duration ?? 0) * 1000;
     // A run that took no measurable time (or is still running) still gets a visible stub.
     const h = Math.max(3, r1((ms / top) * PLOT_H));
     const tip = `${b.startTime.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')} — ${b.status}${b.duration !== null ? `, ${b.duration.toFixed(3)} s` : ''}${b.note ? `, ${b.note}` : ''}`;
     out.push(
       `<a href="/ui/executions/${encodeURIComponent(b.execId)}"><g class="run" data-exec="${escapeXml(b.execId)}" data-status="${escapeXml(b.status)}" data-duration-ms="${Math.round(ms)}"><title>${escapeXml(tip)}</title>`,
-      `<rect x="${x}" y="${r1(TOP + PLOT_H - h)}" width="${SLOT - 6}" height="${h}" rx="2" fill="${FILL[b.status] ?? '#a1a1aa'}"/></g></a>`,
+      `<rect x="${x}" y="${r1(TOP + PLOT_H - h)}" width="${r1(slot * 0.7)}" height="${h}" rx="2" fill="${FILL[b.status] ?? '#a1a1aa'}"/></g></a>`,
     );
   });
   out.push(`<line x1="${LEFT - 4}" y1="${TOP + PLOT_H}" x2="${width - 4}" y2="${TOP + PLOT_H}" stroke="#9ca3af"/>`);
   if (bars.length > 0) {
-    out.push(`<text x="${LEFT}" y="${height - 6}" fill="#6b7280">older</text>`, `<text x="${LEFT + bars.length * SLOT}" y="${height - 6}" text-anchor="end" fill="#6b7280">newest</text>`);
+    out.push(`<text x="${LEFT}" y="${height - 6}" fill="#6b7280">oldest</text>`, `<text x="${r1(LEFT + Math.max(bars.length * slot, 120))}" y="${height - 6}" text-anchor="end" fill="#6b7280">newest</text>`);
   }
   out.push('</svg>');
   return out.join('');
