@@ -10,10 +10,11 @@ import assert from 'node:assert/strict';
 import { after, before, test, type TestContext } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { eventually } from './helpers/api-server.js';
-import { requireBrowser, screenshots } from './helpers/browser.js';
+import path from 'node:path';
+import { requireBrowser, SCREENSHOT_DIR, screenshots } from './helpers/browser.js';
 import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';
 import { startUiDaemon, type UiDaemon } from './helpers/ui-daemon.js';
-import { api, saveFile, signIn, type PageDocument } from './helpers/ui-session.js';
+import { api, saveFile, signIn } from './helpers/ui-session.js';
 
 const DIR = 'insights/shop';
 const MODELS: Record<string, string> = {
@@ -59,7 +60,8 @@ async function ready(t: TestContext): Promise<Browser | undefined> {
   return browser;
 }
 
-const doc = () => (globalThis as unknown as { document: PageDocument }).document;
+/** A picture of one part of the page (docs/web-console.md shows these), beside the full-page screenshots. */
+const part = (page: Page, selector: string, name: string) => page.locator(selector).first().screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`) });
 
 async function execution(execId: string): Promise<any> {
   return (await api(d, d.acme, 'GET', `/execution/list?filters=${encodeURIComponent(JSON.stringify({ exec_id: execId }))}`)).executions[0];
@@ -168,6 +170,7 @@ test("a job's page charts its last runs: one bar per run, oldest first, coloured
   assert.equal(fills[0], fills[1]);
   assert.notEqual(fills[2], fills[0], 'the failed run has its own colour');
   await screenshots(page, 'insights-job-history');
+  await part(page, 'section:has([data-history])', 'part-job-history');
   await page.locator('[data-history] a').nth(2).click();
   await page.waitForURL(`${d.url}/ui/executions/${runs[2]}`);
   // The failed run's Gantt: report failed, the others ran.
@@ -191,6 +194,8 @@ test('search from the header finds jobs, files and executions; a full execution 
   const execs = await page.locator('[data-results="executions"] tr[data-exec]').evaluateAll((els) => els.map((e) => e.getAttribute('data-exec')));
   assert.deepEqual([...execs].sort(), [...runs].sort(), 'executions by job name');
   await screenshots(page, 'insights-search');
+  await page.setViewportSize({ width: 1100, height: 700 });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'part-search.png') });
 
   await page.goto(`${d.url}/ui/search?q=${runs[1]}`);
   assert.deepEqual(await page.locator('[data-results="executions"] tr[data-exec]').evaluateAll((els) => els.map((e) => e.getAttribute('data-exec'))), [runs[1]]);
@@ -236,14 +241,18 @@ test("a node's page has a real heading and its recent runs; the lineage zooms an
   const cells = await page.locator(`[data-node-runs] tr[data-run="${runs[1]}"] td`).allTextContents();
   assert.equal(cells[4]!.trim(), String(stored.rows), 'rows as stored');
   await screenshots(page, 'insights-node');
+  await page.setViewportSize({ width: 1100, height: 640 });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'part-node.png') });
 
-  // Focus: stg_orders with its ancestors and descendants only.
+  // Focus: stg_orders with its ancestors and descendants only (report reads fct_orders again).
+  await saveFile(d, d.acme, `${DIR}/report.sql`, `${MODELS.report}\n`);
   await page.goto(`${d.url}/ui/lineage/node?dir=${encodeURIComponent(DIR)}&name=stg_orders`);
   await Promise.all([page.waitForURL(/\/ui\/lineage\/graph\?dir=.*&focus=stg_orders$/), page.click('[data-focus-link]')]);
   const names = () => page.locator('svg.lineage g.node').evaluateAll((els) => els.map((e) => e.getAttribute('data-name')).sort());
   assert.deepEqual(await names(), ['fct_orders', 'raw_orders', 'report', 'stg_orders']);
   assert.match((await page.locator('[data-focus]').textContent()) ?? '', /4 of 7 nodes/);
   await screenshots(page, 'insights-lineage-focus');
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'part-lineage-focus.png') });
   // Zoom keeps the focus and scales the drawing.
   const width = async () => Number(await page.locator('svg.lineage').getAttribute('width'));
   const base = await width();
@@ -289,5 +298,6 @@ test('a PostgreSQL build with 4 threads: the Gantt shows nodes running at the sa
   for (const s of spans) if (s !== total) assert.ok(total.from >= s.to - 2, `total starts after ${s.name}`);
   assert.match((await page.locator('[data-build-step="wide"] [data-build-summary]').textContent()) ?? '', /7 node\(s\)[\s\S]*× parallel/);
   await screenshots(page, 'insights-execution-gantt-parallel');
+  await part(page, '[data-build-step="wide"]', 'part-gantt');
   await context.close();
 });

@@ -103,7 +103,7 @@ table.nodes td:first-child { white-space: normal; }
   dl.facts dt { margin-top: 6px; }
   th, td { padding: 5px 6px; }
   h1 { font-size: 19px; }
-  header.top form.search { order: 2; flex: 1; }
+  header.top form.search { order: 4; flex-basis: 100%; }
   header.top form.search input { width: 100%; }
 }
 `;
