@@ -77,10 +77,10 @@ test('Gantt SVG: names escaped, no style attribute, bars where the nodes ran; a 
   assert.match(svg, /&lt;img src=x onerror=alert\(1\)&gt;/);
   assert.ok(!/\sstyle=/.test(svg), 'no inline style (the CSP forbids them)');
   const bars = [...svg.matchAll(/<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="14"/g)].map((m) => [Number(m[1]), Number(m[2])]);
-  // Plot from x=294 over 640 px for 2000 ms.
+  // Plot from x=306 over 640 px for 2000 ms.
   assert.deepEqual(bars, [
-    [294, 320],
-    [614, 160],
+    [306, 320],
+    [626, 160],
   ]);
   assert.match(svg, /data-name="c" data-status="skipped" data-thread=""><title>/);
   assert.match(svg, /skipped \(not run\)/);

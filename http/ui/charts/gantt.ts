@@ -19,7 +19,7 @@ export interface GanttBar {
 }
 
 const LABEL_W = 250;
-const THREAD_W = 44;
+const THREAD_W = 56;
 const PLOT_W = 640;
 const ROW_H = 22;
 const TOP = 26;
