@@ -14,7 +14,7 @@ export const lineageGraph = `<h1>Lineage of <code>{{label}}</code>{{#if focus}} 
 {{#if zoom.out}}<a class="button" href="{{zoom.out}}" data-zoom-out>−</a>{{/if}}
 {{#if zoom.in}}<a class="button" href="{{zoom.in}}" data-zoom-in>+</a>{{/if}}
 <a class="button" href="{{zoom.reset}}">100%</a> <a class="button" href="{{zoom.fit}}" data-zoom-fit>Fit</a>
-<span class="muted small">Focus: open a node and choose <em>Focus the lineage on it</em>.</span></nav>
+<span class="muted small">To see one node with its up- and downstream only, use <em>focus</em> beside it in the table below.</span></nav>
 <p class="legend"><span class="swatch status-success"></span> success <span class="swatch status-error"></span> error <span class="swatch status-skipped"></span> skipped <span class="swatch status-none"></span> not run yet
 {{#if lastRun}} · last run <a href="/ui/executions/{{encode lastRun}}"><code>{{lastRun}}</code></a>{{/if}}</p>
 <div class="graph scroll">{{svg}}</div>
