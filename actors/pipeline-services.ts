@@ -174,7 +174,8 @@ async function executeStep(p: PreparedStep, step: ResolvedBuildStep, ctx: StepCo
       },
     });
     if (ctx.signal.aborted) throw cancelled();
-    const payload = runPayload(p.root, p.targetName, ex.records);
+    // Each record also says when and on which thread its node ran (the console's Gantt chart of the step).
+    const payload = runPayload(p.root, p.targetName, ex.records.map((r, i) => ({ ...r, ...ex.timing[i]! })));
     logger.log('info', `build ${command}: ${payload.ok} ok, ${payload.failed} failed, ${payload.skipped} skipped`);
     return { state: withCommand(payload, command), payload, ...(payload.failed > 0 ? { failure: failureSummary(ex.records) } : {}) };
   } finally {

@@ -44,8 +44,18 @@ export interface BuildExecutionOptions {
   readonly beforeStart?: (handle: Omit<BuildHandle, 'finished'>) => void;
 }
 
+/** When and where one node ran, beside its result record (same index): what the web console's Gantt chart draws. */
+export interface NodeTiming {
+  /** Wall-clock start of its first dispatch (UTC, ms precision); null when it never ran (skipped). */
+  readonly start_time: string | null;
+  /** Id of the thread that ran it (a worker of the pool, or the DuckDB file's own thread); null when unknown (skipped, or failed before reporting). */
+  readonly thread: number | null;
+}
+
 export interface BuildExecutionResult {
   readonly records: readonly ResultRecord[];
+  /** One entry per record, same order. */
+  readonly timing: readonly NodeTiming[];
   readonly durationMs: number;
   /** Every data test that ran, in DAG order of their nodes. */
   readonly tests: readonly TestResult[];
@@ -136,6 +146,11 @@ export async function executePlan(plan: BuildPlan, o: BuildExecutionOptions): Pr
       bytes: outcome?.bytes ?? 0,
     };
   });
+  // The run actor's clock is performance.now(): the time origin turns it into wall-clock time.
+  const timing = result.records.map((r) => ({
+    start_time: r.status !== 'skipped' && r.startedAt !== undefined ? new Date(performance.timeOrigin + r.startedAt).toISOString() : null,
+    thread: r.status !== 'skipped' ? (r.result?.thread ?? null) : null,
+  }));
   const tests = result.records.flatMap((r) => r.result?.tests ?? []);
-  return { records, durationMs: performance.now() - started, tests };
+  return { records, timing, durationMs: performance.now() - started, tests };
 }

@@ -62,3 +62,37 @@ export function withStatuses(g: LineageGraph, results: ReadonlyMap<string, Linea
     }),
   };
 }
+
+/**
+ * The node named `focus` (case-insensitive) with its ancestors and
+ * descendants and the edges between them; every node when it names none
+ * (callers check the name first). Linear in nodes and edges.
+ */
+export function focusGraph(g: LineageGraph, focus: string): LineageGraph {
+  const start = g.nodes.find((n) => n.name.toLowerCase() === focus.toLowerCase());
+  if (!start) return g;
+  const up = new Map<string, string[]>();
+  const down = new Map<string, string[]>();
+  const add = (m: Map<string, string[]>, k: string, v: string) => {
+    const list = m.get(k);
+    if (list) list.push(v);
+    else m.set(k, [v]);
+  };
+  for (const e of g.edges) {
+    add(up, e.to, e.from);
+    add(down, e.from, e.to);
+  }
+  const keep = new Set([start.name]);
+  // In a DAG no node is both upstream and downstream of another, so one set serves both walks.
+  for (const links of [up, down]) {
+    const queue = [start.name];
+    while (queue.length > 0) {
+      for (const next of links.get(queue.pop()!) ?? []) {
+        if (keep.has(next)) continue;
+        keep.add(next);
+        queue.push(next);
+      }
+    }
+  }
+  return { nodes: g.nodes.filter((n) => keep.has(n.name)), edges: g.edges.filter((e) => keep.has(e.from) && keep.has(e.to)) };
+}

@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import type { DataTest } from '../project/data-tests.js';
 import { layoutLineage, type LineageLayout } from './layout-lineage.js';
 import type { LineageGraph } from './lineage-graph.js';
+import { focusGraph } from './lineage-graph.js';
 import { projectLineage } from './project-lineage.js';
 
 export interface LineageViewRequest {
@@ -20,6 +21,8 @@ export interface LineageViewRequest {
   readonly layout: boolean;
   /** A node page: whose details to include (case-insensitive). */
   readonly node?: string;
+  /** Only this node (case-insensitive) with everything upstream and downstream of it, laid out on its own. */
+  readonly focus?: string;
 }
 
 export interface NodeDetail {
@@ -45,7 +48,8 @@ const quiet: Logger = { log: () => {}, enabled: () => false };
 const plain = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 export function lineageView(req: LineageViewRequest): LineageView {
-  const { prepared, graph } = projectLineage({ path: req.path }, quiet);
+  const { prepared, graph: whole } = projectLineage({ path: req.path }, quiet);
+  const graph = req.focus === undefined ? whole : focusGraph(whole, req.focus);
   const wanted = req.node?.toLowerCase();
   const n = wanted === undefined ? undefined : prepared.compiled.nodes.find((c) => c.name.toLowerCase() === wanted);
   const detail: NodeDetail | undefined =

@@ -28,14 +28,18 @@ export function escapeXml(s: string): string {
 export interface SvgOptions {
   /** A link per node (the console's node page); none on the CLI. */
   readonly href?: (name: string) => string;
+  /** Drawn size over laid-out size (the console's zoom; the viewBox keeps the drawing); `'fit'`: as wide as its box. Default 1. */
+  readonly scale?: number | 'fit';
 }
 
 const r1 = (n: number) => Math.round(n * 10) / 10;
 
 export function lineageSvg(l: LineageLayout, options: SvgOptions = {}): string {
   const out: string[] = [];
+  const scale = options.scale ?? 1;
+  const size = scale === 'fit' ? 'width="100%"' : `width="${r1(l.width * scale)}" height="${r1(l.height * scale)}"`;
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" class="lineage" role="img" aria-label="lineage graph" width="${l.width}" height="${l.height}" viewBox="0 0 ${l.width} ${l.height}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="lineage" role="img" aria-label="lineage graph" ${size} viewBox="0 0 ${l.width} ${l.height}">`,
     '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#6b7280"/></marker></defs>',
   );
   for (const e of l.edges) {

@@ -21,6 +21,7 @@ import { jobPages } from './pages/job-pages.js';
 import { lineagePages } from './pages/lineage-pages.js';
 import type { LiveStreams } from './pages/live-events.js';
 import { overviewPages } from './pages/overview-pages.js';
+import { searchPages } from './pages/search-pages.js';
 import { randomId, sameSecret, SessionStore, type Session } from './sessions.js';
 import type { ConsoleDeps } from './ui-deps.js';
 import type { UiRequest, UiResult, UiRoute } from './ui-route.js';
@@ -193,7 +194,7 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
   const sessions = new SessionStore(deps.sessions);
   const auth = consoleSessions(deps, sessions);
   const live: LiveStreams = new Set();
-  const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps, live), ...filePages(deps), ...lineagePages(deps)];
+  const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps, live), ...filePages(deps), ...lineagePages(deps), ...searchPages(deps)];
 
   async function dispatch(ctx: Context): Promise<void> {
     const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;

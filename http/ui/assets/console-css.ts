@@ -78,6 +78,22 @@ ul.tree .dirname { color: var(--muted); cursor: pointer; }
 .swatch.status-skipped { background: #e4e4e7; border-color: #71717a; }
 .swatch.status-none { background: #fff; }
 .js .nojs-only { display: none; }
+header.top form.search { margin: 0; }
+header.top form.search input { width: 240px; padding: 4px 8px; border-color: #475569; background: #1e293b; color: #e2e8f0; }
+header.top form.search input::placeholder { color: #94a3b8; }
+.page-title { margin: 0 0 12px; }
+.page-title p { margin: 0; }
+h1.node-title { font-size: 26px; margin-bottom: 4px; display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; }
+h1.node-title .tag { font-size: 13px; font-weight: 500; padding: 2px 8px; }
+nav.zoom { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 8px; margin: 0 0 8px; }
+nav.zoom .button { padding: 2px 10px; }
+.gantt-box svg, .history-box svg { display: block; width: 100%; height: auto; }
+.gantt-box svg { min-width: 760px; }
+.history-box svg { min-width: 480px; max-width: 960px; }
+.graph a:hover g.run rect { opacity: .75; }
+g.bar:hover rect:last-of-type { stroke-width: 2.5; }
+table.nodes td { white-space: nowrap; }
+table.nodes td:first-child { white-space: normal; }
 @media (max-width: 640px) {
   header.top { padding: 8px 12px; }
   header.top nav { order: 3; flex-basis: 100%; }
@@ -87,5 +103,7 @@ ul.tree .dirname { color: var(--muted); cursor: pointer; }
   dl.facts dt { margin-top: 6px; }
   th, td { padding: 5px 6px; }
   h1 { font-size: 19px; }
+  header.top form.search { order: 4; flex-basis: 100%; }
+  header.top form.search input { width: 100%; }
 }
 `;

@@ -73,6 +73,15 @@ export const CONSOLE_JS = `'use strict';
     var c = JSON.parse(e.data);
     append(recordEl(c.id).querySelector('[data-log]'), c.text);
   });
-  es.addEventListener('end', function () { es.close(); live.setAttribute('data-ended', ''); });
+  es.addEventListener('end', function () {
+    es.close();
+    // A pipeline's build nodes (table and Gantt chart) are drawn from the finished steps: fetch them once, then mark the page ended.
+    var nodes = document.querySelector('[data-nodes]');
+    if (!nodes || !window.DOMParser || !window.fetch) { live.setAttribute('data-ended', ''); return; }
+    fetch(location.href, { credentials: 'same-origin' }).then(function (r) { return r.ok ? r.text() : null; }).then(function (html) {
+      var fresh = html && new DOMParser().parseFromString(html, 'text/html').querySelector('[data-nodes]');
+      if (fresh) nodes.replaceWith(fresh);
+    }).catch(function () {}).then(function () { live.setAttribute('data-ended', ''); });
+  });
 })();
 `;

@@ -10,6 +10,9 @@ import { executionView } from '../../routes/executions.js';
 import { notFound } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';
 import { page, redirect, type UiRequest, type UiRoute } from '../ui-route.js';
+import { ganttSvg } from '../charts/gantt.js';
+import { trusted } from '../views.js';
+import { buildStepNodes } from './build-nodes.js';
 import { executionRecords } from './execution-records.js';
 import { liveEvents, type LiveStreams } from './live-events.js';
 
@@ -95,11 +98,23 @@ export function executionPages(deps: ConsoleDeps, live: LiveStreams): UiRoute[] 
     });
   }
 
+  /** The pipeline's `run`/`test` build steps with their nodes: a table and a Gantt chart each. */
+  async function buildSteps(execId: string) {
+    const steps = await store.listSteps(execId, { excludeOutput: true });
+    return steps.flatMap((step) => {
+      const b = buildStepNodes(step);
+      if (!b) return [];
+      // Built by ganttSvg, which escapes every name it writes (http/ui/charts/gantt.ts).
+      return [{ ...b, nodeCount: b.rows.length, ...(b.span ? { gantt: trusted(ganttSvg(b.rows, b.span.lengthMs)) } : {}) }];
+    });
+  }
+
   async function one(req: UiRequest, execId: string) {
     const exec = await store.getExecution(req.projectId, execId);
     if (!exec) throw notFound(`execution ${execId} not found`);
     const records = await executionRecords(store, exec, true);
     return page('execution', {
+      builds: exec.job_type === 'pipeline' ? await buildSteps(exec.exec_id) : [],
       title: `Execution ${exec.exec_id}`,
       nav: 'executions',
       exec: executionView(exec),

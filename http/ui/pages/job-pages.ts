@@ -2,10 +2,14 @@
 import { EngineError } from '../../../engine/errors.js';
 import type { JobView } from '../../../engine/daemon-projects/job-view.js';
 import { executionView } from '../../routes/executions.js';
+import { historySvg } from '../charts/history.js';
+import { trusted } from '../views.js';
 import { HttpError } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';
 import { page, redirect, type UiRequest, type UiRoute } from '../ui-route.js';
 
+/** Runs drawn in a job's history chart (the newest); its table lists the newest 20 of them. */
+export const HISTORY_RUNS = 40;
 const VAR_LINE = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$/;
 
 /** `NAME=value` lines (blank lines and `#` comments skipped) → vars; a bad line is named. */
@@ -25,8 +29,10 @@ export function jobPages(deps: ConsoleDeps): UiRoute[] {
 
   async function jobPage(req: UiRequest, jobId: string, extra: { runError?: string; vars?: string } = {}, status?: number) {
     const job = await projects.getJob(req.projectId, jobId);
-    const executions = (await store.listExecutions({ projectId: req.projectId, jobId, order: 'desc', limit: 20 })).map(executionView);
-    return page('job', { title: `Job ${job.name}`, nav: 'jobs', job, executions, ...extra }, status);
+    const runs = (await store.listExecutions({ projectId: req.projectId, jobId, order: 'desc', limit: HISTORY_RUNS })).map(executionView);
+    const bars = runs.map((e) => ({ execId: e.exec_id, status: e.status, duration: e.duration, startTime: e.start_time, note: `${e.rows} rows` })).reverse();
+    const history = runs.length > 0 ? { count: runs.length, svg: trusted(historySvg(bars, `durations of the last ${runs.length} runs of ${job.name}`)) } : undefined;
+    return page('job', { title: `Job ${job.name}`, nav: 'jobs', job, executions: runs.slice(0, 20), ...(history ? { history } : {}), ...extra }, status);
   }
 
   return [

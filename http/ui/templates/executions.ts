@@ -42,6 +42,7 @@ export const execution = `<h1>Execution <code>{{exec.exec_id}}</code></h1>
 <p class="muted small nojs-only">This page does not update by itself without JavaScript: <a href="/ui/executions/{{encode exec.exec_id}}">reload</a> to see progress.</p>
 {{/if}}
 </section>
+{{#if isPipeline}}{{> buildNodes builds=builds}}{{/if}}
 <section class="card">
 <h2>{{#if isPipeline}}Steps{{else}}Tasks{{/if}}</h2>
 <div data-records>
@@ -57,4 +58,23 @@ export const execution = `<h1>Execution <code>{{exec.exec_id}}</code></h1>
 {{/each}}
 </div>
 </section>
+`;
+
+/** The nodes of each build step: where the time went (Gantt) and what each node did (table). Swapped in by the script when a live execution ends. */
+export const _buildNodes = `<div data-nodes>
+{{#each builds}}
+<section class="card build-nodes" data-build-step="{{stepId}}">
+<h2>Build nodes of step <code>{{stepId}}</code> <span class="muted small">{{command}}</span></h2>
+<p class="muted small" data-build-summary>{{nodeCount}} node(s){{#if threads}} on {{threads}} thread(s){{/if}}{{#if parallelism}} · {{parallelism}}× parallel (node time over the time from the first start to the last end){{/if}}{{#if span}} · first node started {{duration beforeFirst}} after the step (load, compile, connect){{/if}}</p>
+{{#if gantt}}<div class="graph scroll gantt-box">{{gantt}}</div>{{else}}<p class="muted small">No start times recorded for these nodes: the Gantt chart needs a build run by this version of the daemon.</p>{{/if}}
+<div class="scroll"><table class="list nodes">
+<thead><tr><th>Node</th><th>Type</th><th>Status</th><th>Start</th><th>Duration</th><th>Rows</th><th>Thread</th></tr></thead>
+<tbody>
+{{#each rows}}
+<tr data-node="{{name}}"><td><code>{{name}}</code>{{#if project}} <span class="muted small">{{project}}</span>{{/if}}{{#if error}}<div class="error small">{{error}}</div>{{/if}}</td><td>{{type}}{{#if mode}} <span class="muted small">{{mode}}</span>{{/if}}</td><td><span class="status status-{{status}}">{{status}}</span></td><td>{{#if offset}}{{offset}}{{else}}<span class="muted">—</span>{{/if}}</td><td>{{#if offset}}{{duration duration}}{{else}}<span class="muted">—</span>{{/if}}</td><td>{{rows}}</td><td>{{#if threadText}}{{threadText}}{{else}}<span class="muted">—</span>{{/if}}</td></tr>
+{{/each}}
+</tbody></table></div>
+</section>
+{{/each}}
+</div>
 `;

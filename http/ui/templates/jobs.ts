@@ -52,6 +52,11 @@ export const job = `<h1>Job {{job.name}}</h1>
   <button type="submit" class="primary">Run now</button>
 </form>
 </section>
+{{#if history}}<section class="card">
+<h2>Run history</h2>
+<p class="muted small">Duration and status of the last {{history.count}} run(s), oldest on the left; each bar opens its execution.</p>
+<div class="graph scroll history-box" data-history>{{history.svg}}</div>
+</section>{{/if}}
 <section class="card">
 <h2>Executions</h2>
 {{> executionTable executions=executions}}

@@ -20,6 +20,9 @@ export const layout = `<!doctype html>
     <a href="/ui/files"{{#if (eq nav "files")}} aria-current="page"{{/if}}>Files</a>
     <a href="/ui/lineage"{{#if (eq nav "lineage")}} aria-current="page"{{/if}}>Lineage</a>
   </nav>
+  <form method="get" action="/ui/search" class="search" role="search">
+    <input type="search" name="q" value="{{q}}" placeholder="Search jobs, files, executions" aria-label="Search jobs, files and executions" maxlength="200" spellcheck="false">
+  </form>
   <form method="post" action="/ui/sign-out" class="signout">
     <input type="hidden" name="_csrf" value="{{csrf}}">
     <button type="submit">Sign out</button>
