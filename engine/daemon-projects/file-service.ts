@@ -18,7 +18,7 @@ import { isSqlName, isYamlName, type JobKind } from '../jobs/index.js';
 import { notAJobWarning } from '../jobs/not-a-job.js';
 import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
-import { classifyContent, isRejected, kindLabel, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
+import { classifyContent, isRejected, kindLabel, MAX_JOB_FILE_BYTES, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
 import { activeExecutions, badRequest, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
 import { OFF_THREAD_VALIDATION_BYTES, validateForSave, validationContext, type ProjectScope } from './project-scope.js';
 
@@ -250,7 +250,8 @@ export async function renameFile(p: ProjectScope, oldName: string, newName: stri
     if (entry === null) throw fileNotFound(oldName);
     const jobs = await p.store.jobsByFile(p.projectId, oldName);
     let becomes: JobKind | null = null;
-    if (!entry.is_dir && (await p.tree.stat(newName)) === null) {
+    // A file over the job-file limit is no job file whatever its name: not read, not parsed.
+    if (!entry.is_dir && entry.size <= MAX_JOB_FILE_BYTES && (await p.tree.stat(newName)) === null) {
       const content = (await readContent(p.tree, oldName)) ?? Buffer.alloc(0);
       const from = classifyContent(oldName, content);
       const to = classifyContent(newName, content);
