@@ -40,6 +40,15 @@ const STATIC: Readonly<Record<string, { readonly type: string; readonly body: st
   '/ui/static/console.css': { type: 'text/css; charset=utf-8', body: CONSOLE_CSS },
 };
 
+/** A path segment, URL-decoded; a malformed %-escape names no page (404). */
+function decodeParam(raw: string, path: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(404, 'not_found', `no page at ${path}: malformed %-escape in the path`);
+  }
+}
+
 export const isConsolePath = (path: string): boolean => path === '/ui' || path.startsWith('/ui/');
 
 /** A `next` target after sign-in: a console path on this site, nothing else. */
@@ -157,7 +166,7 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
     const r = routes.find((x) => {
       if (x.method !== method) return false;
       const m = x.pattern.exec(path);
-      if (m) params = m.slice(1).map((p) => decodeURIComponent(p));
+      if (m) params = m.slice(1).map((p) => decodeParam(p, ctx.path));
       return m !== null;
     });
     if (!r) throw new HttpError(routes.some((x) => x.pattern.test(path)) ? 405 : 404, 'not_found', `no page at ${method} ${ctx.path}`);
