@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import { badRequest, HttpError } from './http-error.js';
+import { badRequest, clientHungUp, HttpError } from './http-error.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Deepest nesting of arrays/objects a request body may have; no API field needs more than a few levels. */
@@ -96,13 +96,13 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
       cleanup();
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     };
-    const onError = (err: Error) => {
+    const onError = () => {
       cleanup();
-      reject(err);
+      reject(clientHungUp());
     };
     const onClose = () => {
       cleanup();
-      reject(new Error('request closed before its body ended'));
+      reject(clientHungUp());
     };
     req.on('data', onData);
     req.on('end', onEnd);

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { errorChain } from '../../engine/errors.js';
 import { sha256hex } from '../../engine/state/ids.js';
+import { AuthFailureLimiter } from '../auth-limit.js';
 import { HttpError, toHttpError } from '../http-error.js';
 import { CONSOLE_CSS } from './assets/console-css.js';
 import { CONSOLE_JS } from './assets/console-js.js';
@@ -82,6 +83,7 @@ export interface WebConsole {
 
 export function webConsole(deps: ConsoleDeps): WebConsole {
   const sessions = new SessionStore(deps.sessions);
+  const failures = deps.authFailures ?? new AuthFailureLimiter();
   const live: LiveStreams = new Set();
   const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps, live), ...filePages(deps), ...lineagePages(deps)];
 
@@ -112,7 +114,11 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
     const token = (form.get('token') ?? '').trim();
     const digest = sha256hex(token);
     const projectId = TOKEN.test(token) ? await deps.projectForDigest(digest) : undefined;
-    if (!projectId) return signInPage(ctx, next, 401, 'That token does not open any project: check it and try again.');
+    if (!projectId) {
+      const limited = failures.fail(ctx.ip);
+      if (limited) throw limited;
+      return signInPage(ctx, next, 401, 'That token does not open any project: check it and try again.');
+    }
     sessions.delete(ctx.cookies.get(SESSION_COOKIE));
     const s = sessions.create(projectId, digest);
     cookie(ctx, SESSION_COOKIE, s.id, sessions.maxMs);
@@ -222,6 +228,7 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
           ctx.set('Connection', 'close');
           ctx.res.once('finish', () => ctx.req.socket.destroySoon());
         }
+        if (e.options.retryAfter !== undefined) ctx.set('Retry-After', String(e.options.retryAfter));
         const heading = e.status === 403 ? 'Forbidden' : e.status === 404 ? 'Not found' : e.status >= 500 ? 'Something went wrong' : 'Cannot do that';
         html(ctx, e.status, renderPage('error', { title: heading, heading, message: e.status >= 500 ? `internal error (request ${requestId})` : e.message, back: '/ui' }));
       } finally {
