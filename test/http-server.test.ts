@@ -119,7 +119,7 @@ test('the console lists files 1,000 per page with links to the others', async ()
   await mkdir(dir, { recursive: true });
   await Promise.all(Array.from({ length: 2400 }, (_, i) => writeFile(path.join(dir, `f${String(i).padStart(4, '0')}.txt`), 'x')));
   const { cookie } = await session();
-  const total = (await (await fetch(`${d.url}/project/file/list`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: '{}' })).json()).files.length as number;
+  const total = ((await (await fetch(`${d.url}/project/file/list`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: '{}' })).json()) as { files: unknown[] }).files.length;
   const first = await (await fetch(`${d.url}/ui/files`, { headers: { cookie } })).text();
   assert.match(first, new RegExp(`Entries 1–1000 of ${total}`));
   assert.match(first, /href="\/ui\/files\?page=2" rel="next"/);
@@ -201,7 +201,7 @@ describe('/health and the state store', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/health`;
     try {
       const ok = await fetch(url);
-      const body = await ok.json();
+      const body = (await ok.json()) as { store: { reachable: boolean } };
       assert.equal(ok.status, 200);
       assert.equal(body.store.reachable, true);
       await locker.connect();
@@ -211,7 +211,7 @@ describe('/health and the state store', () => {
       const locked = await fetch(url);
       assert.equal(locked.status, 503);
       assert.equal(locked.headers.get('retry-after'), '1');
-      const lb = await locked.json();
+      const lb = (await locked.json()) as { status: string; code: string; error: string; store: { reachable: boolean } };
       assert.deepEqual([lb.status, lb.code, lb.store.reachable], ['unavailable', 'unavailable', false]);
       assert.equal(lb.error, 'the state store is not answering: no answer to a read within 1000 ms');
       await locker.query('rollback');
@@ -249,7 +249,7 @@ describe('failed authentication is limited per address', () => {
     assert.equal(limited.status, 429);
     const retry = Number(limited.headers.get('retry-after'));
     assert.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
-    const body = await limited.json();
+    const body = (await limited.json()) as { code: string; error: string };
     assert.equal(body.code, 'too_many_requests');
     assert.match(body.error, /^too many failed authentication attempts from this address: 20 in 60 s; retry in \d+ s$/);
     assert.equal((await fetch(`${d.url}/project/get`, { headers: auth() })).status, 200, 'a valid token is served');
