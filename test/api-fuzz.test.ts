@@ -5,13 +5,15 @@
  * objects with non-function toString, path tricks, bad JSON, wrong content
  * types, oversized and chunked bodies, missing or foreign tokens, odd query
  * strings. Asserted: no 5xx, every 4xx carries `{error, code}`, and /health
- * answers throughout: a poller asks it every HEALTH_POLL_MS while the fuzz
- * runs, and no answer may take over HEALTH_BOUND_MS (no request may hold the
+ * answers throughout: a poller on its own thread asks it every HEALTH_POLL_MS
+ * while the fuzz runs, and no answer may take over HEALTH_BOUND_MS (no request may hold the
  * event loop that long). The counts go to the test's diagnostics and stdout.
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { workerEntryUrl } from '../engine/lazy-import.js';
 import { fixtureEnv, startApiServer, type ApiServer } from './helpers/api-server.js';
 
 const REQUESTS = 2400;
@@ -136,17 +138,20 @@ after(async () => {
   await api.close();
 });
 
-/** Polls /health until `done()`; each answer's latency, and every non-200 as a failure. */
-async function pollHealth(base: string, done: () => boolean, failures: string[]): Promise<number[]> {
-  const latencies: number[] = [];
-  while (!done()) {
-    const started = performance.now();
-    const health = await send(base, { method: 'GET', path: '/health', headers: {} });
-    latencies.push(performance.now() - started);
-    if (health.status !== 200) failures.push(`/health answered ${health.status}: ${health.text.slice(0, 200)}`);
-    await new Promise((r) => setTimeout(r, HEALTH_POLL_MS));
-  }
-  return latencies;
+/** Polls /health from a worker thread until the returned `stop()`; its latencies, and every non-200 as a failure. */
+function pollHealth(base: string, failures: string[]): () => Promise<number[]> {
+  const worker = new Worker(workerEntryUrl(import.meta.url, './helpers/health-poller.js'), { workerData: { url: base, intervalMs: HEALTH_POLL_MS } });
+  const result = new Promise<{ latencies: number[]; failures: string[] }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return async () => {
+    worker.postMessage('stop');
+    const r = await result;
+    failures.push(...r.failures);
+    await worker.terminate();
+    return r.latencies;
+  };
 }
 
 test(`fuzz: ${REQUESTS} seeded requests over every route; no 5xx, every 4xx is {error, code}, /health within ${HEALTH_BOUND_MS} ms throughout`, { timeout: 170_000 }, async (t) => {
@@ -162,7 +167,6 @@ test(`fuzz: ${REQUESTS} seeded requests over every route; no 5xx, every 4xx is {
   const failures: string[] = [];
   const byStatus = new Map<number, number>();
   let next = 0;
-  let finished = false;
   const worker = async () => {
     while (next < requests.length) {
       const i = next++;
@@ -189,10 +193,9 @@ test(`fuzz: ${REQUESTS} seeded requests over every route; no 5xx, every 4xx is {
       }
     }
   };
-  const health = pollHealth(api.url, () => finished, failures);
+  const stopHealth = pollHealth(api.url, failures);
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  finished = true;
-  const latencies = await health;
+  const latencies = await stopHealth();
   const slowest = Math.max(0, ...latencies);
   const over100 = latencies.filter((ms) => ms > 100).length;
   const slow = latencies.filter((ms) => ms > HEALTH_BOUND_MS);
