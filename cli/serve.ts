@@ -225,9 +225,9 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
       : {}),
   });
   const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options), ...(db ? { leader: () => db.gitLeader() } : {}) });
-  const extraRoutes = [...gitRoutes({ git }), ...(db ? clusterRoutes({ self: owner, daemons: () => db.listDaemons(), operatorDigestKnown: (d) => db.operatorTokenKnown(d) }) : [])];
-  const projectForDigest = (d: string) => store.projectIdForToken(d);
   const authFailures = new AuthFailureLimiter();
+  const extraRoutes = [...gitRoutes({ git }), ...(db ? clusterRoutes({ self: owner, daemons: () => db.listDaemons(), operatorDigestKnown: (d) => db.operatorTokenKnown(d), authFailures }) : [])];
+  const projectForDigest = (d: string) => store.projectIdForToken(d);
   const ui = webConsole({
     authFailures,
     store,
