@@ -1,13 +1,13 @@
 /**
  * `service serve`: one process with the HTTP API, the scheduler
- * and the execution workers. Start: open and migrate the store → restart
- * recovery → schedules → listen → dispatch. Shutdown on SIGTERM or
+ * and the execution workers. Start: listen (503 "starting") → open and
+ * migrate the store → restart recovery → schedules → serve → dispatch. Shutdown on SIGTERM or
  * SIGINT: stop accepting, stop the scheduler and dispatch, wait up to the
  * grace period for running executions, cancel the rest, close the store,
  * exit 0; a second signal cancels at once.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExecutionService } from '../actors/daemon/executions.js';
@@ -35,10 +35,11 @@ import { lockDataDir } from '../engine/state/daemon-lock.js';
 import { openStateStore, parseStateLocation } from '../engine/state/open-state-store.js';
 import type { ExecutionRecord, JobRecord, StateStore } from '../engine/state/store.js';
 import { createApp } from '../http/app.js';
-import { installClientErrorHandler } from '../http/client-error.js';
+import { AuthFailureLimiter } from '../http/auth-limit.js';
 import { clusterRoutes } from '../http/routes/cluster.js';
 import { gitRoutes } from '../http/routes/git.js';
 import { apiRoutes } from '../http/routes/index.js';
+import { startingServer } from '../http/startup.js';
 import { webConsole } from '../http/ui/web-console.js';
 import { clusterSetup, type ClusterSetup } from './cluster-setup.js';
 import { serveFlags, type DaemonFlags } from './daemon-flags.js';
@@ -78,10 +79,16 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   const owner = clustered ? `${node}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}` : node;
   let cluster: ClusterSetup | undefined;
   let store: StateStore;
+  // Listening at once: until recovery is done `/health` answers 503 "starting" (http/startup.ts).
+  const http = startingServer(VERSION);
+  const server = http.server;
+  let url: string;
   try {
+    url = await listen(server, flags);
     cluster = clustered ? clusterSetup(flags, logger) : undefined;
     store = await openStateStore(flags.state, clustered ? { daemonId: owner } : { readerThreads: READER_THREADS });
   } catch (err) {
+    server.close();
     lock.release();
     throw err;
   }
@@ -186,6 +193,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   try {
     await member?.start();
   } catch (err) {
+    server.close();
     await db?.close();
     await store.close();
     lock.release();
@@ -217,9 +225,11 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
       : {}),
   });
   const poller = new GitPoller({ store, logger, pull: (id, options) => git.pull(id, options), ...(db ? { leader: () => db.gitLeader() } : {}) });
-  const extraRoutes = [...gitRoutes({ git }), ...(db ? clusterRoutes({ self: owner, daemons: () => db.listDaemons(), operatorDigestKnown: (d) => db.operatorTokenKnown(d) }) : [])];
+  const authFailures = new AuthFailureLimiter();
+  const extraRoutes = [...gitRoutes({ git }), ...(db ? clusterRoutes({ self: owner, daemons: () => db.listDaemons(), operatorDigestKnown: (d) => db.operatorTokenKnown(d), authFailures }) : [])];
   const projectForDigest = (d: string) => store.projectIdForToken(d);
   const ui = webConsole({
+    authFailures,
     store,
     projects,
     executions,
@@ -234,15 +244,8 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
     projectForDigest,
     logger,
   });
-  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes }), projectForDigest, logger, ui: (ctx) => ui.handle(ctx) });
-  const server = createServer(app.callback());
-  installClientErrorHandler(server);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(flags.port, flags.host, () => resolve());
-  });
-  const addr = server.address();
-  const url = typeof addr === 'object' && addr ? `http://${flags.host}:${addr.port}` : `http://${flags.host}:${flags.port}`;
+  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes }), projectForDigest, logger, authFailures, ui: (ctx) => ui.handle(ctx) });
+  http.ready(app.callback());
   await db?.setUrl(url);
   scheduler.start();
   poller.start();
@@ -277,6 +280,16 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
       return stopping;
     },
   };
+}
+
+/** Listens on the flags' address; the URL clients use. */
+async function listen(server: Server, flags: DaemonFlags): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(flags.port, flags.host, () => resolve());
+  });
+  const addr = server.address();
+  return typeof addr === 'object' && addr ? `http://${flags.host}:${addr.port}` : `http://${flags.host}:${flags.port}`;
 }
 
 export async function serveCommand(args: ParsedArgs, io: Io): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import { EngineError, errorChain } from '../engine/errors.js';
 
-export type ApiCode = 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'payload_too_large' | 'invalid_job_file' | 'internal';
+export type ApiCode = 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'payload_too_large' | 'invalid_job_file' | 'too_many_requests' | 'unavailable' | 'internal';
 
 export class HttpError extends Error {
   constructor(
@@ -14,8 +14,11 @@ export class HttpError extends Error {
     readonly code: ApiCode,
     message: string,
     readonly extra?: Readonly<Record<string, unknown>>,
-    /** closeConnection: answer with `Connection: close` and close the socket after the response. */
-    readonly options: { readonly closeConnection?: boolean } = {},
+    /**
+     * closeConnection: answer with `Connection: close` and close the socket after the response;
+     * retryAfter: seconds, sent as `Retry-After` (429, 503).
+     */
+    readonly options: { readonly closeConnection?: boolean; readonly retryAfter?: number } = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -26,6 +29,8 @@ export const badRequest = (m: string) => new HttpError(400, 'bad_request', m);
 export const notFound = (m: string) => new HttpError(404, 'not_found', m);
 export const conflict = (m: string) => new HttpError(409, 'conflict', m);
 export const forbidden = (m: string) => new HttpError(403, 'forbidden', m);
+/** A client that hung up mid-request: not a server failure, so a 4xx nobody reads, logged as one line. */
+export const clientHungUp = () => new HttpError(400, 'bad_request', 'the client closed the connection before its request body ended', undefined, { closeConnection: true });
 export const unauthorized = () => new HttpError(401, 'unauthorized', 'missing or invalid project token');
 
 const BY_ENGINE_CODE: Readonly<Record<string, [number, ApiCode]>> = {

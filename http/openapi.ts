@@ -73,9 +73,10 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
       responses: {
         200: { description: 'OK', content: { 'application/json': { schema: RESPONSE_SCHEMAS[r.path] ?? { type: 'object' } } } },
         400: errorResponse('Bad request: malformed JSON, a body nested too deeply, an unknown, missing or mistyped field, a bad query parameter'),
-        ...(r.auth ? { 401: errorResponse('Missing or invalid project token') } : {}),
+        ...(r.auth ? { 401: errorResponse('Missing or invalid project token'), 429: errorResponse('Too many failed authentications from this address in a minute; `Retry-After` says when to retry') } : {}),
         ...(r.operator ? { 401: errorResponse('Missing or invalid operator token') } : {}),
-        ...(r.method === 'POST' ? { 413: errorResponse('Request body over 1 MiB') } : {}),
+        ...(r.method === 'POST' ? { 413: errorResponse('Request body over 1 MiB or with more than 10,000 fields') } : {}),
+        ...(r.path === '/health' ? { 503: errorResponse('Starting (`status: starting`), or the state store did not answer a read within 1 s (`status: unavailable`)') } : {}),
         ...(r.auth ? { 404: errorResponse('Not found (objects of other projects behave as missing ones)'), 409: errorResponse('Conflict with the current state') } : {}),
         ...(r.path === '/project/file/save' || r.path === '/project/file/rename' ? { 422: errorResponse('Invalid job file: `problems` lists each with its line and column') } : {}),
         default: errorResponse('Error'),

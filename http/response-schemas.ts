@@ -90,7 +90,7 @@ export const RESOURCE_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
 
 /** The 200 answer of each route, by path. */
 export const RESPONSE_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
-  '/health': obj({ status: { type: 'string', enum: ['ok'] }, version: str }),
+  '/health': obj({ status: { type: 'string', enum: ['ok'] }, version: str, store: obj({ reachable: bool, latency_ms: { type: 'number' } }) }, ['status', 'version']),
   '/openapi.json': obj({ openapi: str, info: { type: 'object' }, paths: { type: 'object' } }),
   '/project/get': ref('Project'),
   '/connection/list': obj({ connections: list(ref('Connection')) }),

@@ -24,7 +24,9 @@ after(async () => {
 test('row 1: GET /health needs no token and names the version', async () => {
   const res = await api.request('GET', '/health', { token: null });
   assert.equal(res.status, 200);
-  assert.deepEqual(res.body, { status: 'ok', version: API_VERSION });
+  assert.deepEqual({ status: res.body.status, version: res.body.version }, { status: 'ok', version: API_VERSION });
+  assert.equal(res.body.store.reachable, true, 'and the state store answered a read');
+  assert.equal(typeof res.body.store.latency_ms, 'number');
   assert.match(res.body.version, /^\d+\.\d+\.\d+/);
   assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
   assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);

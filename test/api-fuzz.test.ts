@@ -5,15 +5,21 @@
  * objects with non-function toString, path tricks, bad JSON, wrong content
  * types, oversized and chunked bodies, missing or foreign tokens, odd query
  * strings. Asserted: no 5xx, every 4xx carries `{error, code}`, and /health
- * answers throughout. The counts go to the test's diagnostics.
+ * answers throughout: a poller on its own thread asks it every HEALTH_POLL_MS
+ * while the fuzz runs, and no answer may take over HEALTH_BOUND_MS (no request may hold the
+ * event loop that long). The counts go to the test's diagnostics and stdout.
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { workerEntryUrl } from '../engine/lazy-import.js';
 import { fixtureEnv, startApiServer, type ApiServer } from './helpers/api-server.js';
 
 const REQUESTS = 2400;
 const CONCURRENCY = 8;
+const HEALTH_POLL_MS = 20;
+const HEALTH_BOUND_MS = 250;
 // SERVICE_FUZZ_SEED explores other inputs locally; CI runs the fixed seed.
 const SEED = Number(process.env.SERVICE_FUZZ_SEED ?? 20261124);
 
@@ -132,7 +138,23 @@ after(async () => {
   await api.close();
 });
 
-test(`fuzz: ${REQUESTS} seeded requests over every route; no 5xx, every 4xx is {error, code}, /health throughout`, { timeout: 170_000 }, async (t) => {
+/** Polls /health from a worker thread until the returned `stop()`; its latencies, and every non-200 as a failure. */
+function pollHealth(base: string, failures: string[]): () => Promise<number[]> {
+  const worker = new Worker(workerEntryUrl(import.meta.url, './helpers/health-poller.js'), { workerData: { url: base, intervalMs: HEALTH_POLL_MS } });
+  const result = new Promise<{ latencies: number[]; failures: string[] }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return async () => {
+    worker.postMessage('stop');
+    const r = await result;
+    failures.push(...r.failures);
+    await worker.terminate();
+    return r.latencies;
+  };
+}
+
+test(`fuzz: ${REQUESTS} seeded requests over every route; no 5xx, every 4xx is {error, code}, /health within ${HEALTH_BOUND_MS} ms throughout`, { timeout: 170_000 }, async (t) => {
   const doc = (await api.request('GET', '/openapi.json', { token: null })).body;
   const routes: [string, string][] = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) => Object.keys(ops).map((m) => [m.toUpperCase(), p] as [string, string]));
   assert.ok(routes.length >= 20, `routes: ${routes.length}`);
@@ -144,7 +166,6 @@ test(`fuzz: ${REQUESTS} seeded requests over every route; no 5xx, every 4xx is {
   });
   const failures: string[] = [];
   const byStatus = new Map<number, number>();
-  let healthChecks = 0;
   let next = 0;
   const worker = async () => {
     while (next < requests.length) {
@@ -170,16 +191,20 @@ test(`fuzz: ${REQUESTS} seeded requests over every route; no 5xx, every 4xx is {
           failures.push(`#${i} ${req.method} ${req.path}: ${res.status} without {error, code}: ${res.text.slice(0, 200)}`);
         }
       }
-      if (i % 50 === 0) {
-        const health = await send(api.url, { method: 'GET', path: '/health', headers: {} });
-        healthChecks++;
-        if (health.status !== 200) failures.push(`/health answered ${health.status} after request #${i}`);
-      }
     }
   };
+  const stopHealth = pollHealth(api.url, failures);
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const latencies = await stopHealth();
+  const slowest = Math.max(0, ...latencies);
+  const over100 = latencies.filter((ms) => ms > 100).length;
+  const slow = latencies.filter((ms) => ms > HEALTH_BOUND_MS);
+  if (slow.length > 0) failures.push(`/health took over ${HEALTH_BOUND_MS} ms ${slow.length} times (slowest ${slowest.toFixed(0)} ms)`);
   const statuses = [...byStatus.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' ');
-  t.diagnostic(`fuzz: ${REQUESTS} requests over ${routes.length} routes (seed ${SEED}), ${healthChecks} health checks, ${failures.length} failures; statuses ${statuses}`);
+  const fuzzFailures = failures.length - (slow.length > 0 ? 1 : 0);
+  const summary = `fuzz: ${REQUESTS} requests tried over ${routes.length} routes (seed ${SEED}), ${fuzzFailures} failed; /health polled ${latencies.length} times, max ${slowest.toFixed(1)} ms, ${over100} over 100 ms, ${slow.length} over ${HEALTH_BOUND_MS} ms; statuses ${statuses}`;
+  t.diagnostic(summary);
+  console.log(summary);
   if (failures.length > 0) {
     const causes = new Set(api.logs.filter((l) => l.startsWith('error request ')).map((l) => l.split('\n').slice(0, 3).join(' | ').replace(/^error request \S+ failed: /, '')));
     t.diagnostic(`causes of 5xx: ${[...causes].slice(0, 10).join('\n')}`);

@@ -8,7 +8,7 @@
  */
 import { syncDirectory } from '../files/atomic-write.js';
 import { isUtf8 } from 'node:buffer';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StagedFile } from '../files/atomic-write.js';
 import { decodeBody, type ProjectFile } from '../files/file-entry.js';
@@ -18,7 +18,7 @@ import { isSqlName, isYamlName, type JobKind } from '../jobs/index.js';
 import { notAJobWarning } from '../jobs/not-a-job.js';
 import type { JobRecord } from '../state/store.js';
 import { defaultJobName, newDefaultJob, retyped } from './default-job.js';
-import { classifyContent, isRejected, kindLabel, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
+import { classifyContent, isRejected, kindLabel, MAX_JOB_FILE_BYTES, readContent, readContentSync, validateContent, type FileKind } from './job-files.js';
 import { activeExecutions, badRequest, conflict, fileNotFound, InvalidJobFileError } from './project-errors.js';
 import { OFF_THREAD_VALIDATION_BYTES, validateForSave, validationContext, type ProjectScope } from './project-scope.js';
 
@@ -132,14 +132,16 @@ async function checkAndSave(p: ProjectScope, input: SaveInput, kind: JobKind | n
   const dflt = jobs.find((j) => j.default);
   const others = jobs.filter((j) => !j.default);
   // Under a name that only ever holds plain files (not .yaml/.yml/.sql) the old kind is null whatever the content.
-  const old = isYamlName(name) || isSqlName(name) ? readContentSync(p.tree, name) : null;
+  // Over the job-file limit the old content is not read (it cannot be a job file's to classify).
+  const large = (isYamlName(name) || isSqlName(name)) && largerThanJobFile(p.tree.resolve(name));
+  const old = !large && (isYamlName(name) || isSqlName(name)) ? readContentSync(p.tree, name) : null;
   // A YAML file that no longer parses (only git writes those) has the kind its jobs say.
   // A large file's kind is its jobs' type (a job file always has its default job): parsing it here,
   // on the event loop and under the project lock, would stall every other request.
   const known = dflt?.type ?? others[0]?.type ?? null;
-  let before: FileKind = old === null ? null : old.length >= OFF_THREAD_VALIDATION_BYTES ? known : classifyContent(name, old);
+  let before: FileKind = large ? known : old === null ? null : old.length >= OFF_THREAD_VALIDATION_BYTES ? known : classifyContent(name, old);
   if (before === 'invalid-yaml') before = dflt?.type ?? others[0]?.type ?? before;
-  if (old !== null && before !== kind) {
+  if ((old !== null || large) && before !== kind) {
     if (others.length > 0) throw kindChangeRefused(name, others, before, kind);
     if (kind === null && dflt) await refuseIfActive(p, [dflt]);
   }
@@ -154,6 +156,14 @@ async function checkAndSave(p: ProjectScope, input: SaveInput, kind: JobKind | n
   }
   const created = await p.store.createJob(newDefaultJob(p.projectId, name, kind));
   return { file, job_file_kind: kind, default_job_id: created.id };
+}
+
+function largerThanJobFile(abs: string): boolean {
+  try {
+    return statSync(abs).size > MAX_JOB_FILE_BYTES;
+  } catch {
+    return false; // missing: nothing to read either
+  }
 }
 
 /** A save of a plain file waiting for its turn (see saveFile). */
@@ -250,7 +260,8 @@ export async function renameFile(p: ProjectScope, oldName: string, newName: stri
     if (entry === null) throw fileNotFound(oldName);
     const jobs = await p.store.jobsByFile(p.projectId, oldName);
     let becomes: JobKind | null = null;
-    if (!entry.is_dir && (await p.tree.stat(newName)) === null) {
+    // A file over the job-file limit is no job file whatever its name: not read, not parsed.
+    if (!entry.is_dir && entry.size <= MAX_JOB_FILE_BYTES && (await p.tree.stat(newName)) === null) {
       const content = (await readContent(p.tree, oldName)) ?? Buffer.alloc(0);
       const from = classifyContent(oldName, content);
       const to = classifyContent(newName, content);

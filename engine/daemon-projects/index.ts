@@ -9,3 +9,4 @@ export type { LoadedJobFile } from './load-job-file.js';
 export type { SaveFileResult, DeleteFileResult, RenameFileResult } from './file-service.js';
 export type { ProjectView } from './project-view.js';
 export { redactGitUrl } from './project-view.js';
+export { STREAM_FILE_BYTES, type FileForReading } from './file-read.js';

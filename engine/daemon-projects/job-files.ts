@@ -13,6 +13,19 @@ import { EngineError } from '../errors.js';
 import type { ProjectTree } from '../files/project-tree.js';
 import { classifyJobFile, validateJobFile, type JobFileContext, type JobFileValidation, type JobKind } from '../jobs/index.js';
 
+/**
+ * Largest job file the daemon reads, classifies or validates (a request body
+ * is capped at 1 MiB too, so only git or the operator can place a larger one).
+ * Parsing costs tens of times a file's size in memory: a 55 MB file grew the
+ * daemon by gigabytes.
+ */
+export const MAX_JOB_FILE_BYTES = 1024 * 1024;
+
+/** The problem of a job file over MAX_JOB_FILE_BYTES, or undefined when it is not. */
+export function jobFileSizeProblem(size: number): string | undefined {
+  return size > MAX_JOB_FILE_BYTES ? `job file is ${size} bytes; job files are limited to ${MAX_JOB_FILE_BYTES} bytes (1 MiB)` : undefined;
+}
+
 /** A classified kind, `null` for a plain file, or a YAML file that does not parse. */
 export type FileKind = JobKind | null | 'invalid-yaml';
 

@@ -44,6 +44,8 @@ export const MAX_THREADS = 16;
 export const MAX_RETRIES = 10;
 /** Seconds: the largest timer Node arms (2^31−1 ms), as for pipeline step timeouts. */
 export const MAX_TIMEOUT_SECONDS = 2_147_483;
+/** Entries of a `vars` map (job config or run override): each becomes part of every execution's record. */
+export const MAX_VARS = 1000;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const DEFAULT_CONFIG: JobConfig = { mode: null, threads: 1, vars: {}, timeout: 0, retries: 0 };
@@ -77,7 +79,9 @@ function between(value: number, min: number, max: number, path: string): number 
 /** `vars` maps (job config and run overrides): names like identifiers, scalar values. */
 export function checkVars(vars: Readonly<Record<string, unknown>>, path: string): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
-  for (const [k, v] of Object.entries(vars)) {
+  const entries = Object.entries(vars);
+  if (entries.length > MAX_VARS) throw bad(`field ${quote(path)} must have at most ${MAX_VARS} entries`);
+  for (const [k, v] of entries) {
     if (!VAR_NAME.test(k)) throw bad(`invalid variable name ${quote(k)} in ${path}`);
     if (typeof v !== 'string' && typeof v !== 'boolean' && !(typeof v === 'number' && Number.isFinite(v))) {
       throw bad(`field ${quote(`${path}.${k}`)} must be a string, a number or a boolean`);

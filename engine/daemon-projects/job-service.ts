@@ -7,10 +7,10 @@
 import { EngineError } from '../errors.js';
 import { streamMatches, type JobFile, type PipelineStep } from '../jobs/index.js';
 import type { JobRecord, JobType, Trigger } from '../state/store.js';
-import { readContent, kindLabel, type FileKind } from './job-files.js';
+import { jobFileSizeProblem, readContent, kindLabel, type FileKind } from './job-files.js';
 import { checkMode, checkVars, jobFields, jobType, modeApplies, type JobInput } from './job-input.js';
 import { jobViews, type JobView } from './job-view.js';
-import { badRequest, conflict, ForbiddenError, jobNotFound } from './project-errors.js';
+import { badRequest, conflict, ForbiddenError, InvalidJobFileError, jobNotFound } from './project-errors.js';
 import { validateForSave, type ProjectScope } from './project-scope.js';
 
 /** Overrides, as ExecutionService.requestRun takes them. */
@@ -60,6 +60,8 @@ export async function getJob(p: ProjectScope, jobId: string): Promise<JobView> {
 
 /** The job file at `name` as a job of `type` needs it: its kind, and its model when valid. */
 async function jobFileFor(p: ProjectScope, name: string, type: JobType): Promise<JobFile | undefined> {
+  const tooLarge = jobFileSizeProblem((await statJobFile(p, name))?.size ?? 0);
+  if (tooLarge) throw new InvalidJobFileError(name, [{ path: '', message: tooLarge }]);
   const content = await readContent(p.tree, name).catch((err: unknown) => {
     if (err instanceof EngineError && err.code === 'bad_request') return null; // a name no file can have
     throw err;
@@ -73,6 +75,14 @@ async function jobFileFor(p: ProjectScope, name: string, type: JobType): Promise
   if (kind === null) throw badRequest(`file ${quote(name)} is not a job file`);
   if (kind !== type) throw badRequest(`type ${quote(type)} does not match the kind of file ${quote(name)} (${kindLabel(kind)})`);
   return 'parsed' in v ? v.parsed : undefined;
+}
+
+/** The entry at `name` (null when missing or a name no file can have); its size is checked before any read. */
+async function statJobFile(p: ProjectScope, name: string) {
+  return p.tree.stat(name).catch((err: unknown) => {
+    if (err instanceof EngineError && err.code === 'bad_request') return null;
+    throw err;
+  });
 }
 
 /** 400 for a stream the replication file does not have (an invalid file cannot tell; its runs fail anyway). */
@@ -113,6 +123,7 @@ function hasBuildStep(steps: readonly PipelineStep[]): boolean {
 
 /** The job's file for a run: 409 when it is missing or invalid (saving it again lists its problems). */
 async function runnableFile(p: ProjectScope, job: JobRecord): Promise<JobFile> {
+  if (jobFileSizeProblem((await statJobFile(p, job.file_name).catch(() => null))?.size ?? 0)) throw conflict(`job file ${quote(job.file_name)} is invalid`);
   const content = await readContent(p.tree, job.file_name).catch(() => null);
   if (content === null) throw conflict(`job file ${quote(job.file_name)} does not exist`);
   const v = await validateForSave(p, job.file_name, content);

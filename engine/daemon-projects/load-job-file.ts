@@ -5,7 +5,7 @@
  * execution records as its `error`.
  */
 import type { JobFile } from '../jobs/index.js';
-import { readContent, validateContent } from './job-files.js';
+import { jobFileSizeProblem, readContent, validateContent } from './job-files.js';
 import { validationContext, type ProjectScope } from './project-scope.js';
 
 
@@ -15,6 +15,8 @@ export type LoadedJobFile = { readonly ok: true; readonly file: JobFile } | { re
 const quote = (s: string): string => JSON.stringify(s);
 
 export async function loadJobFile(p: ProjectScope, fileName: string): Promise<LoadedJobFile> {
+  const tooLarge = jobFileSizeProblem((await p.tree.stat(fileName).catch(() => null))?.size ?? 0);
+  if (tooLarge) return { ok: false, error: `job file ${quote(fileName)} is invalid: ${tooLarge}` };
   const content = await readContent(p.tree, fileName).catch(() => null);
   if (content === null) return { ok: false, error: `job file ${quote(fileName)} does not exist` };
   const v = validateContent(fileName, content, validationContext(p));

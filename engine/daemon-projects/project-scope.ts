@@ -9,7 +9,8 @@ import { isUtf8 } from 'node:buffer';
 import type { JobFileContext, JobFileValidation } from '../jobs/index.js';
 import type { Logger } from '../log.js';
 import type { StateStore } from '../state/store.js';
-import { jobFileContext, validateContent } from './job-files.js';
+import { jobFileContext, jobFileSizeProblem, validateContent } from './job-files.js';
+import { isYamlName } from '../jobs/index.js';
 
 export interface ProjectScope {
   readonly projectId: string;
@@ -28,6 +29,9 @@ export const OFF_THREAD_VALIDATION_BYTES = 64 * 1024;
 
 /** Validation of content about to be saved: in-thread when small, on a worker when large. */
 export async function validateForSave(p: ProjectScope, name: string, content: Buffer): Promise<JobFileValidation> {
+  const tooLarge = isYamlName(name) && isUtf8(content) ? jobFileSizeProblem(content.length) : undefined;
+  // Too large to parse, so its kind is unknown: refused as a YAML file that does not parse is.
+  if (tooLarge) return { kind: 'invalid-yaml', problems: [{ path: '', message: tooLarge }] };
   if (p.validateOffThread && content.length >= OFF_THREAD_VALIDATION_BYTES && isUtf8(content)) return p.validateOffThread(name, content.toString('utf8'));
   return validateContent(name, content, validationContext(p));
 }

@@ -11,6 +11,7 @@ import { ProjectTree, type ListOptions, type SaveInput } from '../files/project-
 import type { JobFileValidation } from '../jobs/index.js';
 import type { Logger } from '../log.js';
 import type { StateStore, Trigger } from '../state/store.js';
+import { fileForReading, type FileForReading } from './file-read.js';
 import * as files from './file-service.js';
 import type { JobInput } from './job-input.js';
 import * as jobs from './job-service.js';
@@ -75,6 +76,11 @@ export class ProjectService {
 
   getFile(projectId: string, name: string): Promise<ProjectFile> {
     return this.#fresh(projectId, () => files.getFile(this.scope(projectId), name));
+  }
+
+  /** A file for an answer: whole when small, its entry and path (to stream) when large. */
+  fileForReading(projectId: string, name: string): Promise<FileForReading> {
+    return this.#fresh(projectId, () => fileForReading(this.scope(projectId), name));
   }
 
   listFiles(projectId: string, options: ListOptions): Promise<ProjectFile[]> {

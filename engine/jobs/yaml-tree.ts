@@ -55,6 +55,12 @@ export interface ParsedYaml {
 
 /** Nodes an alias-expanded document may hold; far above any real job file. */
 const MAX_EXPANDED_NODES = 100_000;
+/**
+ * Nodes aliases may add by expansion: real job files reuse a few anchored
+ * blocks; a "billion laughs" document hits this long before the total above
+ * (whose expansion alone held the event loop for a second).
+ */
+export const MAX_ALIAS_NODES = 10_000;
 
 function keyText(key: unknown): string {
   if (isScalar(key)) return key.value === null ? (key.source ?? '') : String(key.value);
@@ -72,6 +78,7 @@ export const MAX_YAML_DEPTH = 100;
 
 class Converter {
   private nodes = 0;
+  private aliasNodes = 0;
   private overBudget = false;
   private tooDeep = false;
   private readonly expanding = new Set<Node>();
@@ -83,8 +90,10 @@ class Converter {
 
   convert(node: unknown, path: PathSeg[], fallback: number): YNode {
     this.nodes++;
-    if (this.nodes > MAX_EXPANDED_NODES) {
-      if (!this.overBudget) this.problems.add('', `YAML aliases expand to more than ${MAX_EXPANDED_NODES} nodes`, 0);
+    if (this.expanding.size > 0) this.aliasNodes++;
+    if (this.nodes > MAX_EXPANDED_NODES || this.aliasNodes > MAX_ALIAS_NODES) {
+      const message = this.aliasNodes > MAX_ALIAS_NODES ? `YAML aliases add more than ${MAX_ALIAS_NODES} nodes (the limit for alias expansion)` : `YAML aliases expand to more than ${MAX_EXPANDED_NODES} nodes`;
+      if (!this.overBudget) this.problems.add('', message, 0);
       this.overBudget = true;
       return { kind: 'scalar', value: null, offset: fallback, empty: true };
     }

@@ -8,6 +8,7 @@
  */
 import type { DaemonView } from '../../engine/cluster/cluster-db.js';
 import { sha256hex } from '../../engine/state/ids.js';
+import type { AuthFailureLimiter } from '../auth-limit.js';
 import { HttpError } from '../http-error.js';
 import { route, type Route } from '../route.js';
 
@@ -18,6 +19,8 @@ export interface ClusterRouteDeps {
   readonly self: string;
   readonly daemons: () => Promise<DaemonView[]>;
   readonly operatorDigestKnown: (digest: string) => Promise<boolean>;
+  /** Failed operator tokens count toward the address's limit on failed authentication. */
+  readonly authFailures?: AuthFailureLimiter;
 }
 
 export function clusterRoutes(deps: ClusterRouteDeps): Route[] {
@@ -30,7 +33,9 @@ export function clusterRoutes(deps: ClusterRouteDeps): Route[] {
       operator: true,
       handler: async ({ ctx }) => {
         const m = OPERATOR.exec(ctx.get('authorization'));
-        if (!m || !(await deps.operatorDigestKnown(sha256hex(m[1]!.toLowerCase())))) throw new HttpError(401, 'unauthorized', 'missing or invalid operator token');
+        if (!m || !(await deps.operatorDigestKnown(sha256hex(m[1]!.toLowerCase())))) {
+          throw deps.authFailures?.fail(ctx.ip) ?? new HttpError(401, 'unauthorized', 'missing or invalid operator token');
+        }
         return { daemon: deps.self, daemons: await deps.daemons() };
       },
     }),

@@ -6,7 +6,9 @@
 import { boolean, object, optional, string } from 'superstruct';
 import type { ProjectService } from '../../engine/daemon-projects/index.js';
 import { queryParam } from '../body.js';
+import { fileJsonStream } from '../file-stream.js';
 import { badRequest } from '../http-error.js';
+import { listBody } from '../json-stream.js';
 import { route, type Route } from '../route.js';
 import { readOnly } from './schema.js';
 
@@ -39,7 +41,10 @@ export function fileRoutes(deps: FilesDeps): Route[] {
       summary: 'One file with its body (base64 with encoding when not UTF-8)',
       auth: true,
       query: [{ name: 'name', required: true, description: 'file name relative to the project root' }],
-      handler: ({ ctx, projectId }) => projects.getFile(projectId, requiredQuery(ctx, 'name')),
+      handler: async ({ ctx, projectId }) => {
+        const file = await projects.fileForReading(projectId, requiredQuery(ctx, 'name'));
+        return 'whole' in file ? file.whole : fileJsonStream(file.large, file.path);
+      },
     }),
     route({
       method: 'POST',
@@ -47,7 +52,7 @@ export function fileRoutes(deps: FilesDeps): Route[] {
       summary: 'List files recursively, sorted by name, directories included',
       auth: true,
       body: object({ prefix: optional(string()), include_body: optional(boolean()) }),
-      handler: async ({ projectId }, body) => ({ files: await projects.listFiles(projectId, { prefix: body.prefix, includeBody: body.include_body }) }),
+      handler: async ({ projectId }, body) => listBody('files', await projects.listFiles(projectId, { prefix: body.prefix, includeBody: body.include_body })),
     }),
     route({
       method: 'POST',

@@ -1,11 +1,13 @@
 /**
- * The daemon's route table: the two public routes (`/health`,
- * `/openapi.json`) and every authenticated one. `/openapi.json` is generated
+ * The daemon's route table: the two public routes (`/health`, which probes
+ * the state store, and `/openapi.json`) and every authenticated one. `/openapi.json` is generated
  * from this same table, so it lists exactly what the server serves.
  */
 import type { ConnectionRegistry } from '../../engine/connections/index.js';
 import type { ProjectService, RunRequester } from '../../engine/daemon-projects/index.js';
 import type { ExecutionRecord, StateStore } from '../../engine/state/store.js';
+import { StoreProbe, type StoreHealth } from '../health.js';
+import { HttpError } from '../http-error.js';
 import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';
 import { connectionRoutes } from './connections.js';
@@ -27,6 +29,8 @@ export interface ApiDeps {
   readonly connections: (projectId: string) => ConnectionRegistry;
   /** Authenticated routes owned elsewhere (e.g. `POST /project/git/pull`), served and documented like the rest. */
   readonly extraRoutes?: readonly Route[];
+  /** What `/health` reports about the store; default: a probe of `store` (http/health.ts). */
+  readonly storeHealth?: () => Promise<StoreHealth>;
 }
 
 export function apiRoutes(deps: ApiDeps): Route[] {
@@ -39,13 +43,19 @@ export function apiRoutes(deps: ApiDeps): Route[] {
     ...(deps.extraRoutes ?? []),
   ];
   let openapi: unknown;
+  const probe = new StoreProbe(deps.store);
+  const storeHealth = deps.storeHealth ?? (() => probe.check());
   const publicRoutes: Route[] = [
     route({
       method: 'GET',
       path: '/health',
-      summary: 'Liveness; does not touch the state store',
+      summary: 'Liveness and the state store: 503 while the daemon starts and when a read of the store takes over 1 s',
       auth: false,
-      handler: () => ({ status: 'ok', version: deps.version }),
+      handler: async () => {
+        const store = await storeHealth();
+        if (store.reachable) return { status: 'ok', version: deps.version, store };
+        throw new HttpError(503, 'unavailable', `the state store is not answering: ${store.error}`, { status: 'unavailable', version: deps.version, store }, { retryAfter: 1 });
+      },
     }),
     route({
       method: 'GET',

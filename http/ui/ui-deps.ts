@@ -10,6 +10,7 @@ import type { LineageView, LineageViewRequest } from '../../engine/lineage/linea
 import type { Logger } from '../../engine/log.js';
 import type { ProjectService } from '../../engine/daemon-projects/index.js';
 import type { StateStore } from '../../engine/state/store.js';
+import type { AuthFailureLimiter } from '../auth-limit.js';
 import type { ExecutionControl } from '../routes/index.js';
 import type { SessionOptions } from './sessions.js';
 
@@ -34,6 +35,8 @@ export interface ConsoleDeps {
   /** Resolves a token's SHA-256 digest (hex) to its project id. */
   readonly projectForDigest: (digest: string) => Promise<string | undefined>;
   readonly logger: Logger;
+  /** Failed-authentication limit per address, shared with the API; default: one of its own. */
+  readonly authFailures?: AuthFailureLimiter;
   readonly sessions?: SessionOptions;
   /** How often the live stream re-reads statuses while an execution runs (ms, default 400). */
   readonly livePollMs?: number;

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { errorChain } from '../../engine/errors.js';
 import { sha256hex } from '../../engine/state/ids.js';
+import { AuthFailureLimiter } from '../auth-limit.js';
 import { HttpError, toHttpError } from '../http-error.js';
 import { CONSOLE_CSS } from './assets/console-css.js';
 import { CONSOLE_JS } from './assets/console-js.js';
@@ -40,6 +41,15 @@ const STATIC: Readonly<Record<string, { readonly type: string; readonly body: st
   '/ui/static/console.js': { type: 'text/javascript; charset=utf-8', body: CONSOLE_JS },
   '/ui/static/console.css': { type: 'text/css; charset=utf-8', body: CONSOLE_CSS },
 };
+
+/** A path segment, URL-decoded; a malformed %-escape names no page (404). */
+function decodeParam(raw: string, path: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(404, 'not_found', `no page at ${path}: malformed %-escape in the path`);
+  }
+}
 
 export const isConsolePath = (path: string): boolean => path === '/ui' || path.startsWith('/ui/');
 
@@ -93,6 +103,7 @@ function redirect(ctx: Context, to: string): void {
 
 /** Signing in and out, and the session of a request. */
 function consoleSessions(deps: ConsoleDeps, sessions: SessionStore) {
+  const failures = deps.authFailures ?? new AuthFailureLimiter();
   function signInPage(ctx: Context, next: string, status = 200, error?: string, notice?: string): void {
     const secret = randomId(18);
     setCookie(ctx, SIGN_IN_COOKIE, secret, 60 * 60 * 1000);
@@ -106,7 +117,11 @@ function consoleSessions(deps: ConsoleDeps, sessions: SessionStore) {
     const token = (form.get('token') ?? '').trim();
     const digest = sha256hex(token);
     const projectId = TOKEN.test(token) ? await deps.projectForDigest(digest) : undefined;
-    if (!projectId) return signInPage(ctx, next, 401, 'That token does not open any project: check it and try again.');
+    if (!projectId) {
+      const limited = failures.fail(ctx.ip);
+      if (limited) throw limited;
+      return signInPage(ctx, next, 401, 'That token does not open any project: check it and try again.');
+    }
     sessions.delete(ctx.cookies.get(SESSION_COOKIE));
     const s = sessions.create(projectId, digest);
     setCookie(ctx, SESSION_COOKIE, s.id, sessions.maxMs);
@@ -143,7 +158,7 @@ function matchRoute(routes: readonly UiRoute[], method: string, ctx: Context): {
   for (const route of routes) {
     if (route.method !== method) continue;
     const m = route.pattern.exec(path);
-    if (m) return { route, params: m.slice(1).map((p) => decodeURIComponent(p)) };
+    if (m) return { route, params: m.slice(1).map((p) => decodeParam(p, ctx.path)) };
   }
   throw new HttpError(routes.some((x) => x.pattern.test(path)) ? 405 : 404, 'not_found', `no page at ${method} ${ctx.path}`);
 }
@@ -186,6 +201,7 @@ function errorPage(ctx: Context, err: unknown, requestId: string, deps: ConsoleD
     ctx.set('Connection', 'close');
     ctx.res.once('finish', () => ctx.req.socket.destroySoon());
   }
+  if (e.options.retryAfter !== undefined) ctx.set('Retry-After', String(e.options.retryAfter));
   const heading = e.status === 403 ? 'Forbidden' : e.status === 404 ? 'Not found' : e.status >= 500 ? 'Something went wrong' : 'Cannot do that';
   html(ctx, e.status, renderPage('error', { title: heading, heading, message: e.status >= 500 ? `internal error (request ${requestId})` : e.message, back: '/ui' }));
 }

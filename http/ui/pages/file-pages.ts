@@ -6,6 +6,7 @@
  */
 import { EngineError, errorChain } from '../../../engine/errors.js';
 import type { ProjectFile } from '../../../engine/files/file-entry.js';
+import { STREAM_FILE_BYTES } from '../../../engine/daemon-projects/index.js';
 import type { Problem } from '../../../engine/jobs/index.js';
 import { toHttpError } from '../../http-error.js';
 import type { ConsoleDeps } from '../ui-deps.js';
@@ -33,17 +34,42 @@ export interface TreeEntry {
   readonly children: TreeEntry[];
 }
 
-/** The sorted listing (directories included) as nested entries; a file whose folder is not listed hangs at the top. */
+/**
+ * The sorted listing (directories included) as nested entries; a file whose
+ * folder is not listed (on another page) hangs at the top under its full name.
+ */
 export function fileTree(files: readonly ProjectFile[]): TreeEntry[] {
   const top: TreeEntry[] = [];
   const dirs = new Map<string, TreeEntry>();
   for (const f of files) {
     const cut = f.name.lastIndexOf('/');
-    const entry: TreeEntry = { name: f.name, base: f.name.slice(cut + 1), is_dir: f.is_dir, size: f.size, open: f.name.split('/').length <= 2, children: [] };
-    (dirs.get(f.name.slice(0, Math.max(0, cut)))?.children ?? top).push(entry);
+    const parent = cut < 0 ? undefined : dirs.get(f.name.slice(0, cut));
+    const base = cut < 0 || parent ? f.name.slice(cut + 1) : f.name;
+    const entry: TreeEntry = { name: f.name, base, is_dir: f.is_dir, size: f.size, open: f.name.split('/').length <= 2, children: [] };
+    (parent?.children ?? top).push(entry);
     if (f.is_dir) dirs.set(f.name, entry);
   }
   return top;
+}
+
+/** Entries of the file tree per page: rendering 100,000 at once held the daemon for seconds. */
+export const FILES_PER_PAGE = 1000;
+
+/** The `page` query parameter: 1-based, clamped to the pages there are. */
+function pageNumber(raw: string, pages: number): number {
+  const n = /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 1;
+  return Math.min(Math.max(n, 1), Math.max(pages, 1));
+}
+
+async function filesPage(deps: ConsoleDeps, req: UiRequest) {
+  const all = await deps.projects.listFiles(req.projectId, {});
+  const pages = Math.ceil(all.length / FILES_PER_PAGE);
+  const n = pageNumber(req.query('page'), pages);
+  const from = (n - 1) * FILES_PER_PAGE;
+  const entries = fileTree(all.slice(from, from + FILES_PER_PAGE));
+  const paging = pages > 1 ? { first: from + 1, last: Math.min(from + FILES_PER_PAGE, all.length), total: all.length, ...(n > 1 ? { prev: n - 1 } : {}), ...(n < pages ? { next: n + 1 } : {}) } : undefined;
+  const deleted = req.query('deleted');
+  return page('files', { title: 'Files', nav: 'files', entries, ...(paging ? { paging } : {}), ...(deleted !== '' ? { notice: `Deleted ${deleted}.` } : {}) });
 }
 
 function requireName(req: UiRequest): string {
@@ -55,7 +81,10 @@ function requireName(req: UiRequest): string {
 type Projects = ConsoleDeps['projects'];
 
 async function viewPage(projects: Projects, req: UiRequest, name: string, extra: { notice?: string; warnings?: readonly string[] } = {}) {
-  const file = await projects.getFile(req.projectId, name);
+  const read = await projects.fileForReading(req.projectId, name);
+  // A large file is not shown (nor read): the API's file/get streams it.
+  const file = 'whole' in read ? read.whole : read.large;
+  const large = !('whole' in read);
   const jobs = file.is_dir ? [] : await projects.listJobs(req.projectId, { file_name: file.name });
   const binary = file.encoding === 'base64';
   return page('fileView', {
@@ -64,23 +93,20 @@ async function viewPage(projects: Projects, req: UiRequest, name: string, extra:
     file,
     jobs,
     binary,
-    lines: binary ? [] : numberedLines(file.body ?? ''),
+    large,
+    lines: binary || large ? [] : numberedLines(file.body ?? ''),
     ...(req.query('saved') === '1' ? { notice: 'Saved.' } : {}),
     ...(req.query('renamed') !== '' ? { notice: `Renamed from ${req.query('renamed')}.` } : {}),
     ...extra,
   });
 }
 
-async function treePage(projects: Projects, req: UiRequest) {
-  const entries = fileTree(await projects.listFiles(req.projectId, {}));
-  const deleted = req.query('deleted');
-  return page('files', { title: 'Files', nav: 'files', entries, ...(deleted !== '' ? { notice: `Deleted ${deleted}.` } : {}) });
-}
-
 async function editPage(projects: Projects, req: UiRequest) {
   const name = req.query('name');
   if (name === '') return page('fileEdit', { title: 'New file', nav: 'files', isNew: true, name: '', body: '' });
-  const file = await projects.getFile(req.projectId, name);
+  const read = await projects.fileForReading(req.projectId, name);
+  if (!('whole' in read)) throw new EngineError('bad_request', `${name} is ${read.large.size} bytes: files over ${STREAM_FILE_BYTES} bytes cannot be edited here`);
+  const file = read.whole;
   if (file.is_dir || file.encoding === 'base64') throw new EngineError('bad_request', `${name} is ${file.is_dir ? 'a directory' : 'not UTF-8 text'}: it cannot be edited here`);
   return page('fileEdit', { title: `Edit ${name}`, nav: 'files', isNew: false, name, body: file.body ?? '' });
 }
@@ -156,7 +182,7 @@ export function filePages(deps: ConsoleDeps): UiRoute[] {
   const { projects } = deps;
   const on = (handler: (projects: Projects, req: UiRequest) => ReturnType<UiRoute['handler']>) => (req: UiRequest) => handler(projects, req);
   return [
-    { method: 'GET', pattern: /^\/ui\/files$/, handler: on(treePage) },
+    { method: 'GET', pattern: /^\/ui\/files$/, handler: (req) => filesPage(deps, req) },
     { method: 'GET', pattern: /^\/ui\/files\/view$/, handler: (req) => viewPage(projects, req, requireName(req)) },
     { method: 'GET', pattern: /^\/ui\/files\/edit$/, handler: on(editPage) },
     { method: 'POST', pattern: /^\/ui\/files\/save$/, handler: on(save) },

@@ -1,6 +1,7 @@
 export const files = `<h1>Files</h1>
 <p><a href="/ui/files/edit" class="button">New file</a></p>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
+{{#if paging}}<p class="muted paging" data-paging>Entries {{paging.first}}–{{paging.last}} of {{paging.total}}{{#if paging.prev}} · <a href="/ui/files?page={{paging.prev}}" rel="prev">previous</a>{{/if}}{{#if paging.next}} · <a href="/ui/files?page={{paging.next}}" rel="next">next</a>{{/if}}</p>{{/if}}
 {{#if entries.length}}
 {{> fileTree entries=entries}}
 {{else}}
@@ -12,7 +13,7 @@ export const fileView = `<h1><code>{{file.name}}</code></h1>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
 {{#if warnings.length}}<ul class="warnings">{{#each warnings}}<li>{{this}}</li>{{/each}}</ul>{{/if}}
 <p class="actions">
-  {{#unless binary}}<a href="/ui/files/edit?name={{encode file.name}}" class="button">Edit</a>{{/unless}}
+  {{#unless binary}}{{#unless large}}<a href="/ui/files/edit?name={{encode file.name}}" class="button">Edit</a>{{/unless}}{{/unless}}
   <a href="/ui/files/rename?name={{encode file.name}}" class="button">Rename</a>
   <a href="/ui/files/delete?name={{encode file.name}}" class="button danger">Delete</a>
   <span class="muted small">{{file.size}} bytes · updated {{time file.updated}}</span>
@@ -20,7 +21,9 @@ export const fileView = `<h1><code>{{file.name}}</code></h1>
 {{#if jobs.length}}
 <p>Jobs of this file: {{#each jobs}}<a href="/ui/jobs/{{encode id}}" data-file-job="{{id}}">{{name}}</a>{{#if default}} <span class="tag">default</span>{{/if}} {{/each}}</p>
 {{/if}}
-{{#if binary}}
+{{#if large}}
+<p class="muted">Too large to show here: read it with the API's file get.</p>
+{{else if binary}}
 <p class="muted">Not UTF-8 text: not shown.</p>
 {{else}}
 <pre class="source numbered">{{#each lines}}<span class="line"><span class="ln">{{n}}</span>{{text}}</span>{{/each}}</pre>
