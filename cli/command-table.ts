@@ -56,9 +56,11 @@ export interface GroupDef {
   readonly details?: string;
 }
 
+const BUILD_DETAILS = "The examples run in the project 'service init' writes (its models/ folder); examples/shop in the package is a larger one.";
+
 /** Command groups: `service <group> <command> …`. */
 export const GROUPS: readonly GroupDef[] = [
-  { name: 'build', summary: 'Compile and run a folder of Jinja-templated SQL models.' },
+  { name: 'build', summary: 'Compile and run a folder of Jinja-templated SQL models.', details: BUILD_DETAILS },
   { name: 'conns', summary: "Connections: this machine's (env.yaml here, ~/.service/env.yaml, URL variables), or the daemon's with --remote." },
   { name: 'project', summary: 'Operator: projects in the state store (works beside a running daemon).' },
   { name: 'token', summary: 'Operator: project tokens.' },
@@ -117,17 +119,17 @@ const BUILD_SUMMARY: Record<BuildCommand, string> = {
   compile: 'Render SQL and the DAG; execute nothing.',
 };
 const BUILD_EXAMPLES: Record<BuildCommand, readonly string[]> = {
-  run: ['npx service build run examples/shop', 'npx service build run models -s stg_orders+ --threads 8 --json'],
-  list: ['npx service build list examples/shop -s tag:daily'],
-  test: ['npx service build test examples/shop -x'],
-  compile: ['npx service build compile examples/shop --json'],
+  run: ['npx service build run models', 'npx service build run models -s stg_customers+ --threads 8 --json'],
+  list: ['npx service build list models -s tag:daily'],
+  test: ['npx service build test models -x'],
+  compile: ['npx service build compile models --json'],
 };
 
 const buildCommand = (c: BuildCommand): CommandDef => ({
   name: `build ${c}`,
   args: '[path]',
   summary: BUILD_SUMMARY[c],
-  ...(c === 'run' ? { details: 'Without a service_build.yml at the path, --target or -R, run prints this help (saying why on stderr) and builds nothing.' } : {}),
+  details: c === 'run' ? `Without a service_build.yml at the path, --target or -R, run prints this help (saying why on stderr) and builds nothing.\n\n${BUILD_DETAILS}` : BUILD_DETAILS,
   options: [...BUILD_FLAGS.filter((f) => f.commands.includes(c)).map(({ commands: _c, ...o }) => o), HELP],
   examples: BUILD_EXAMPLES[c],
   tooManyArgs: (n) => `accepts at most 1 arg(s), received ${n}`,
@@ -155,12 +157,13 @@ export const COMMANDS: readonly CommandDef[] = [
     name: 'build graph',
     args: '[path]',
     summary: 'Draw the lineage of the models and seeds (no target needed): SVG (the web console\'s picture), Graphviz DOT or Mermaid, on stdout.',
+    details: BUILD_DETAILS,
     options: [
       { long: 'format', value: 'svg|dot|mermaid', default: 'svg', help: 'output format' },
       ...BUILD_FLAGS.filter((f) => ['select', 'exclude', 'schema', 'prod', 'vars'].includes(f.long)).map(({ commands: _c, ...o }) => o),
       HELP,
     ],
-    examples: ['npx service build graph examples/shop > shop.svg', 'npx service build graph examples/shop --format mermaid -s +fct_orders'],
+    examples: ['npx service build graph models > models.svg', 'npx service build graph models --format mermaid -s +customers_by_city'],
     tooManyArgs: (n) => `accepts at most 1 arg(s), received ${n}`,
     unlisted: true,
   },
