@@ -60,7 +60,7 @@ const BUILD_DETAILS = "The examples run in the project 'service init' writes (it
 
 /** Command groups: `service <group> <command> …`. */
 export const GROUPS: readonly GroupDef[] = [
-  { name: 'build', summary: 'Compile and run a folder of Jinja-templated SQL models.', details: BUILD_DETAILS },
+  { name: 'build', summary: 'Compile and run a folder of Jinja-templated SQL models.' },
   { name: 'conns', summary: "Connections: this machine's (env.yaml here, ~/.service/env.yaml, URL variables), or the daemon's with --remote." },
   { name: 'project', summary: 'Operator: projects in the state store (works beside a running daemon).' },
   { name: 'token', summary: 'Operator: project tokens.' },
