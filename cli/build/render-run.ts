@@ -69,6 +69,23 @@ export function testLine(t: TestResult): string {
   return `${prefix}${'.'.repeat(Math.max(3, 70 - prefix.length))} ${TEST_WORD[t.status]}${rows}`;
 }
 
+/**
+ * The line beside a model's FAIL line when the model was written and a data
+ * test failed: bad data, not bad SQL. `planned` is the number of data tests the
+ * model has; the ones after the failing test are not run, and the model's
+ * dependents are skipped (the contract's outcome for a failing model).
+ */
+export function builtButTestFailedLine(table: string, kind: string, rows: number, ran: readonly TestResult[], planned: number): string | undefined {
+  const failed = ran.at(-1);
+  if (failed === undefined || (failed.status !== 'fail' && failed.status !== 'error')) return undefined;
+  const what =
+    failed.status === 'fail'
+      ? `failed: ${failed.violations} violating row${failed.violations === 1 ? '' : 's'}`
+      : 'could not run (its query failed)';
+  const notRun = planned - ran.length;
+  return `  model ${table} built${rowsNote(kind, rows)}; data test ${failed.test} ${what}${notRun > 0 ? `; ${notRun} remaining test${notRun === 1 ? '' : 's'} not run` : ''}; dependents skipped`;
+}
+
 /** `Tests: N passed, M warned, K failed`; a test whose query failed counts as failed. */
 export function testsSummary(tests: readonly TestResult[]): string {
   const n = (s: TestResult['status'][]) => tests.filter((t) => s.includes(t.status)).length;
