@@ -73,7 +73,7 @@ test('usage errors name the flag as typed and the help to read', () => {
   usageError(['execs', 'rm'], 'unknown execs command "rm", expected list, get, log, or cancel', 'execs');
   usageError(['token', 'revoke'], 'unknown token command "revoke", expected create', 'token');
   usageError(['conns', 'list', '--remote=1'], 'flag --remote does not take a value', 'conns list');
-  usageError(['nope'], 'unknown command "nope"', '');
+  usageError(['nope'], 'unknown command "nope", expected init, build, run, serve, conns, project, token, cluster, jobs, execs, files, git, or bench', '');
 });
 
 test('help wins over everything else and names the deepest topic given', () => {

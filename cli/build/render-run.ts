@@ -49,13 +49,16 @@ export function summaryLine(ms: number, p: Pick<RunPayload, 'ok' | 'failed' | 's
   return `Build Completed in ${formatDuration(ms)} | ${p.ok} Successes | ${p.failed} Failures${p.skipped > 0 ? ` | ${p.skipped} Skipped` : ''}`;
 }
 
-export function errorsBlock(results: readonly ResultRecord[]): string {
+/** `Errors:` and each failed node's error; `locate` adds where a SQL error points (`at marts/bad.sql:5`). */
+export function errorsBlock(results: readonly ResultRecord[], locate?: (r: ResultRecord) => string | undefined): string {
   const failed = results.filter((r) => r.status === 'error');
   if (failed.length === 0) return '';
   const lines = ['Errors:'];
   for (const r of failed) {
     lines.push(`  - ${r.name}:`);
     for (const l of r.error.split('\n')) lines.push(`      ${l}`);
+    const at = locate?.(r);
+    if (at !== undefined) lines.push(`      ${at}`);
   }
   return lines.join('\n') + '\n';
 }
