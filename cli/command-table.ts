@@ -80,6 +80,7 @@ const STORE: readonly OptionDef[] = [
 ];
 const OUTPUT: OptionDef = { long: 'output', short: 'o', value: 'table|json', default: 'table', help: 'output format' };
 const CLIENT_ENV = 'Uses SERVICE_PROJECT_TOKEN and SERVICE_PLATFORM_HOST (default http://127.0.0.1:8080).';
+const JOB_REF = 'JOB is a job id (job_…) or the name of exactly one job.';
 const CONNS_ENV = 'With --remote, or when SERVICE_PLATFORM_HOST is set, the daemon answers for the project of SERVICE_PROJECT_TOKEN.';
 const GIT: readonly OptionDef[] = [
   { long: 'git-url', value: 'URL', help: 'follow a git remote' },
@@ -250,12 +251,19 @@ export const COMMANDS: readonly CommandDef[] = [
     options: [{ long: 'name', value: 'N', help: 'only this job' }, { long: 'file-name', value: 'F', help: 'only jobs of this file' }, { long: 'type', value: 'T', help: 'replication, pipeline, monitor or query' }, OUTPUT, HELP],
     examples: ['npx service jobs list -o json'],
   },
-  { name: 'jobs get', args: '<JOB_ID>', summary: 'Show one job.', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service jobs get job_0123456789abcdef'] },
+  {
+    name: 'jobs get',
+    args: '<JOB>',
+    summary: 'Show one job (JSON by default; -o table lists its fields).',
+    details: `${JOB_REF} ${CLIENT_ENV}`,
+    options: [{ ...OUTPUT, default: 'json' }, HELP],
+    examples: ['npx service jobs get job_0123456789abcdef', 'npx service jobs get users -o table'],
+  },
   {
     name: 'jobs run',
-    args: '<JOB_ID>',
-    summary: 'Run a job now and print the execution id.',
-    details: CLIENT_ENV,
+    args: '<JOB>',
+    summary: 'Run a job now and print the execution id (-o json: the API answer; with --wait, the finished execution).',
+    details: `${JOB_REF} ${CLIENT_ENV}`,
     options: [
       { long: 'var', value: 'K=V', repeatable: true, help: 'a run variable (repeatable)' },
       { long: 'mode', value: 'M', help: 'replication mode for this run' },
@@ -265,8 +273,17 @@ export const COMMANDS: readonly CommandDef[] = [
       OUTPUT,
       HELP,
     ],
-    examples: ['npx service jobs run job_0123456789abcdef --var REGION=eu --wait'],
+    examples: ['npx service jobs run job_0123456789abcdef --var REGION=eu --wait', 'npx service jobs run users -o json'],
   },
+  {
+    name: 'jobs save',
+    summary: 'Create a job, or replace one whose id is given: a Job as JSON or YAML ({job: …} or the job itself).',
+    details: CLIENT_ENV,
+    options: [{ long: 'from', value: 'FILE', help: 'the job (- or absent: standard input)' }, OUTPUT, HELP],
+    examples: ['npx service jobs save --from nightly-users.yaml'],
+  },
+  { name: 'jobs activate', args: '<JOB>', summary: "Set a job's active flag, so its schedules fire.", details: `${JOB_REF} ${CLIENT_ENV}`, options: [OUTPUT, HELP], examples: ['npx service jobs activate users'] },
+  { name: 'jobs deactivate', args: '<JOB>', summary: "Clear a job's active flag (it can still be run on request).", details: `${JOB_REF} ${CLIENT_ENV}`, options: [OUTPUT, HELP], examples: ['npx service jobs deactivate users'] },
   {
     name: 'execs list',
     summary: "List executions of the token's project, newest first.",
@@ -283,16 +300,23 @@ export const COMMANDS: readonly CommandDef[] = [
     ],
     examples: ['npx service execs list --status running', 'npx service execs list --since 2026-11-24 -o json'],
   },
-  { name: 'execs get', args: '<EXEC_ID>', summary: 'Show one execution.', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service execs get 2p0a1b2c3d4e5f6g7h8i9j0k1l2'] },
+  { name: 'execs get', args: '<EXEC_ID>', summary: 'Show one execution: its fields as a table, or the record with -o json.', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service execs get 2p0a1b2c3d4e5f6g7h8i9j0k1l2', 'npx service execs get 2p0a1b2c3d4e5f6g7h8i9j0k1l2 -o json'] },
   {
     name: 'execs log',
     args: '<EXEC_ID>',
     summary: 'Print the output of an execution’s tasks or steps.',
     details: CLIENT_ENV,
-    options: [{ long: 'stream', value: 'S', help: 'only this task' }, { long: 'step', value: 'S', help: 'only this pipeline step' }, { long: 'status', value: 'S', help: 'only tasks or steps with this status' }, OUTPUT, HELP],
-    examples: ['npx service execs log 2p0a1b2c3d4e5f6g7h8i9j0k1l2'],
+    options: [
+      { long: 'stream', value: 'S', help: 'only this task' },
+      { long: 'step', value: 'S', help: 'only this pipeline step' },
+      { long: 'status', value: 'S', help: 'only tasks or steps with this status' },
+      { long: 'follow', short: 'f', help: 'follow a queued or running execution until it ends, printing output as it grows (exit 0 for success or warning, 1 otherwise)' },
+      OUTPUT,
+      HELP,
+    ],
+    examples: ['npx service execs log 2p0a1b2c3d4e5f6g7h8i9j0k1l2', 'npx service execs log 2p0a1b2c3d4e5f6g7h8i9j0k1l2 -f'],
   },
-  { name: 'execs cancel', args: '<EXEC_ID>', summary: 'Cancel a queued or running execution (its statements are cancelled in the database).', details: CLIENT_ENV, options: [HELP], examples: ['npx service execs cancel 2p0a1b2c3d4e5f6g7h8i9j0k1l2'] },
+  { name: 'execs cancel', args: '<EXEC_ID>', summary: 'Cancel a queued or running execution (its statements are cancelled in the database).', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service execs cancel 2p0a1b2c3d4e5f6g7h8i9j0k1l2'] },
   { name: 'files list', summary: "List the project's files.", details: CLIENT_ENV, options: [{ long: 'prefix', value: 'P', help: 'only names starting with P' }, OUTPUT, HELP], examples: ['npx service files list --prefix queries/'] },
   { name: 'files get', args: '<NAME>', summary: "Print a file's content.", details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service files get queries/users.sql'] },
   {
@@ -300,8 +324,24 @@ export const COMMANDS: readonly CommandDef[] = [
     args: '<NAME>',
     summary: 'Save a file (job files are validated and get a default job).',
     details: CLIENT_ENV,
-    options: [{ long: 'from', value: 'FILE', help: 'the content (- or absent: standard input)' }, HELP],
+    options: [{ long: 'from', value: 'FILE', help: 'the content (- or absent: standard input)' }, OUTPUT, HELP],
     examples: ['npx service files save queries/users.sql --from ./users.sql'],
+  },
+  {
+    name: 'files delete',
+    args: '<NAME>',
+    summary: 'Delete a file, or a directory with everything under it (the default jobs of deleted job files go with them).',
+    details: CLIENT_ENV,
+    options: [OUTPUT, HELP],
+    examples: ['npx service files delete replications/legacy.yaml'],
+  },
+  {
+    name: 'files rename',
+    args: '<OLD> <NEW>',
+    summary: 'Move a file or directory; the jobs of moved job files follow it.',
+    details: CLIENT_ENV,
+    options: [OUTPUT, HELP],
+    examples: ['npx service files rename replications/users.yaml replications/crm_users.yaml'],
   },
   { name: 'git pull', summary: "Sync the project's tree from its git branch now.", details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service git pull'] },
   {

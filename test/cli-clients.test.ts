@@ -33,7 +33,7 @@ const json = (argv: readonly string[]) => fx!.json(argv);
 const lines = (text: string) => text.trimEnd().split('\n');
 /** The cells of a table line (columns are separated by two or more spaces; empty cells collapse). */
 const cells = (line: string) => line.split(/ {2,}/);
-const execution = async (id: string): Promise<any> => JSON.parse(await ok(['execs', 'get', id]));
+const execution = async (id: string): Promise<any> => JSON.parse(await ok(['execs', 'get', id, '-o', 'json']));
 
 /** Polls `execs get` (bounded) until the execution satisfies `done`. */
 async function waitFor(id: string, done: (e: any) => boolean, what: string): Promise<any> {
@@ -158,11 +158,11 @@ test('usage errors: unknown flag, missing argument, bad -o value, unknown subcom
   if (!(await ready(t))) return;
   const hint = (command: string) => `\nRun 'service ${command} --help' for usage.\n`;
   assert.deepEqual(await cli(['jobs', 'list', '--bogus']), { code: 2, out: '', err: `error: unknown flag: --bogus${hint('jobs list')}` });
-  assert.deepEqual(await cli(['jobs', 'get']), { code: 2, out: '', err: `error: service jobs get needs JOB_ID${hint('jobs get')}` });
+  assert.deepEqual(await cli(['jobs', 'get']), { code: 2, out: '', err: `error: service jobs get needs JOB${hint('jobs get')}` });
   assert.deepEqual(await cli(['files', 'save']), { code: 2, out: '', err: `error: service files save needs NAME${hint('files save')}` });
   assert.deepEqual(await cli(['execs', 'list', '-o', 'yaml']), { code: 2, out: '', err: `error: invalid argument "yaml" for "-o": expected table or json${hint('execs list')}` });
   assert.deepEqual(await cli(['jobs', 'run', 'job_x', '--var', 'NOEQUALS']), { code: 2, out: '', err: `error: invalid argument "NOEQUALS" for "--var": expected K=V${hint('jobs run')}` });
-  assert.deepEqual(await cli(['jobs', 'explode']), { code: 2, out: '', err: `error: unknown jobs command "explode", expected list, get, or run${hint('jobs')}` });
+  assert.deepEqual(await cli(['jobs', 'explode']), { code: 2, out: '', err: `error: unknown jobs command "explode", expected list, get, run, save, activate, or deactivate${hint('jobs')}` });
   assert.deepEqual(await cli(['execs', 'list', '--since', 'yesterday']), {
     code: 2,
     out: '',
@@ -273,6 +273,11 @@ test('execs get: the record; an unknown id → execution <id> not found, exit 1'
   const e = await execution(state.usersExec!);
   assert.deepEqual([e.exec_id, e.job_id, e.job_type, e.status, e.rows, e.trigger], [state.usersExec, state.usersJob, 'query', 'success', 3, 'manual']);
   assert.deepEqual(await json(['execs', 'get', state.usersExec!]), e);
+  // The default is the table its help promises: one FIELD/VALUE row per field.
+  const table = lines(await ok(['execs', 'get', state.usersExec!]));
+  assert.deepEqual(cells(table[0]!), ['FIELD', 'VALUE']);
+  assert.deepEqual(cells(table.find((l) => l.startsWith('status '))!), ['status', 'success']);
+  assert.deepEqual(cells(table.find((l) => l.startsWith('exec_id '))!), ['exec_id', state.usersExec]);
   const unknown = await cli(['execs', 'get', '2p0000000000000000000000000']);
   assert.deepEqual(unknown, { code: 1, out: '', err: 'execution 2p0000000000000000000000000 not found\n' });
 });
@@ -343,4 +348,68 @@ test('conns test NAME --remote: Connection NAME: valid; the connection error and
   assert.doesNotMatch(broken.err, /s3cret-pw/);
   const nope = await cli(['conns', 'test', 'NOPE', '--remote']);
   assert.deepEqual(nope, { code: 1, out: '', err: 'error: connection NOPE not found (not_found)\n' });
+});
+
+test('jobs run NAME: a job by its name; -o json prints the API answer, with --wait the finished execution', async (t) => {
+  if (!(await ready(t))) return;
+  const byName = await ok(['jobs', 'run', 'users']);
+  const id = startedId(byName, state.usersJob!);
+  await waitFor(id, terminal, 'finished');
+  const started = await json(['jobs', 'run', 'users']);
+  assert.equal(started.job_id, state.usersJob);
+  assert.match(started.exec_id, EXEC_ID);
+  await waitFor(started.exec_id, terminal, 'finished');
+  const done = await withEnv(fx!.env, () => runMain(['jobs', 'run', 'vars', '--var', 'A=1', '--var', 'B=2', '--wait', '-o', 'json']));
+  assert.equal(done.code, 0, done.err);
+  const e = JSON.parse(done.out);
+  assert.equal(e.status, 'success');
+  assert.equal(e.job_id, state.varsJob);
+  assert.deepEqual(await cli(['jobs', 'run', 'no-such-job']), { code: 1, out: '', err: 'error: no job named "no-such-job" (give its name or a job_… id; service jobs list shows them)\n' });
+  assert.equal(JSON.parse(await ok(['jobs', 'get', 'users'])).id, state.usersJob);
+  // cancel takes -o json too (the execution has ended, so the API answers with its conflict).
+  const cancel = await cli(['execs', 'cancel', id, '-o', 'json']);
+  assert.equal(cancel.code, 1);
+  assert.match(cancel.err, /\(conflict\)\n$/);
+});
+
+test('execs log -f follows a running execution until it ends, printing its output once', async (t) => {
+  if (!(await ready(t))) return;
+  const nap = path.join(fx!.base, 'nap.sql');
+  await writeFile(nap, '-- connection: WAREHOUSE\nselect 7 as napped from pg_sleep(1.5)\n');
+  const saved = await ok(['files', 'save', 'queries/nap.sql', '--from', nap]);
+  const jobId = /\nDefault job: (job_[a-z0-9]{16})\n$/.exec(saved)![1]!;
+  const id = startedId(await ok(['jobs', 'run', 'nap']), jobId);
+  const followed = await withEnv(fx!.env, () => runMain(['execs', 'log', id, '-f']));
+  assert.equal(followed.code, 0, followed.err);
+  assert.equal(followed.out.match(/^=== queries\/nap\.sql /gm)?.length, 1, followed.out);
+  assert.match(followed.out, /napped/);
+  assert.match(followed.out, new RegExp(`\\n--- execution ${id} ended: success\\n$`));
+  // Once it has ended, -f prints what log prints, and the end line.
+  const plain = await ok(['execs', 'log', id]);
+  assert.ok(followed.out.includes(plain.split('\n').slice(1).join('\n').trim()), `${followed.out}\n---\n${plain}`);
+});
+
+test('files rename and files delete; jobs save, activate and deactivate', async (t) => {
+  if (!(await ready(t))) return;
+  const src = path.join(fx!.base, 'tmp.sql');
+  await writeFile(src, '-- connection: WAREHOUSE\nselect 1 as one\n');
+  const jobId = /\nDefault job: (job_[a-z0-9]{16})\n$/.exec(await ok(['files', 'save', 'queries/tmp.sql', '--from', src]))![1]!;
+  assert.equal(await ok(['files', 'rename', 'queries/tmp.sql', 'queries/tmp2.sql']), `Renamed queries/tmp.sql to queries/tmp2.sql\nUpdated jobs: ${jobId}\n`);
+  assert.equal(JSON.parse(await ok(['jobs', 'get', jobId])).file_name, 'queries/tmp2.sql');
+  const jobFile = path.join(fx!.base, 'job.yaml');
+  await writeFile(jobFile, 'job:\n  name: tmp nightly\n  type: query\n  file_name: queries/tmp2.sql\n  schedules: ["0 2 * * *"]\n');
+  const saved = /^Saved job (job_[a-z0-9]{16}) \(tmp nightly, active=false\)\n$/.exec(await ok(['jobs', 'save', '--from', jobFile]));
+  assert.ok(saved);
+  const nightly = saved[1]!;
+  assert.match(await ok(['jobs', 'activate', 'tmp nightly']), new RegExp(`^Activated job ${nightly} \\(next run \\d{4}-`));
+  const active = await json(['jobs', 'get', nightly]);
+  assert.deepEqual([active.active, active.schedules, active.name], [true, ['0 2 * * *'], 'tmp nightly']);
+  assert.equal((await json(['jobs', 'deactivate', nightly])).active, false);
+  // The file is referenced by a job that is not its default: the API refuses, the CLI says so.
+  const refused = await cli(['files', 'delete', 'queries/tmp2.sql']);
+  assert.equal(refused.code, 1);
+  assert.match(refused.err, /^error: .*referenced by jobs.* \(conflict\)\n$/);
+  await withEnv(fx!.env, () => fetch(`${fx!.daemon.url}/project/job/delete`, { method: 'POST', headers: { Authorization: `Service-Project-Token ${fx!.token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ job_id: nightly }) }));
+  assert.deepEqual(await json(['files', 'delete', 'queries/tmp2.sql']), { name: 'queries/tmp2.sql', deleted: true, deleted_job_ids: [jobId] });
+  assert.deepEqual(await cli(['files', 'delete', 'queries/tmp2.sql']), { code: 1, out: '', err: 'error: file "queries/tmp2.sql" not found (not_found)\n' });
 });
