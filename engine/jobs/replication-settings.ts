@@ -115,7 +115,7 @@ function readTargetOptions(s: Scope, map: YMap, path: readonly PathSeg[], target
   const o: Mutable<TargetOptions> = {};
   set(o, 'column_casing', readEnum(s, e.get('column_casing'), path, COLUMN_CASINGS));
   set(o, 'add_new_columns', readBool(s, e.get('add_new_columns'), path));
-  set(o, 'adjust_column_type', unsupportedWhenOn(s, e.get('adjust_column_type'), path, 'target_options.adjust_column_type is not supported by this version: existing column types are kept; remove the key or set it to false'));
+  set(o, 'adjust_column_type', readBool(s, e.get('adjust_column_type'), path));
   set(o, 'merge_strategy', readEnum(s, e.get('merge_strategy'), path, MERGE_STRATEGIES));
   set(o, 'pre_sql', readSqlText(s, e.get('pre_sql'), path));
   set(o, 'post_sql', readSqlText(s, e.get('post_sql'), path));
