@@ -41,6 +41,9 @@ const real = (p: string) => {
   }
 };
 
+/** npm keeps the packages `npx` fetched under `<cache>/_npx/<hash>/node_modules/`. */
+const inNpxCache = (dir: string) => dir.split(sep).includes('_npx');
+
 /** The first executable named `name` on PATH, resolved through symlinks, or undefined. */
 function onPath(name: string, path: string): string | undefined {
   for (const dir of path.split(delimiter)) {
@@ -66,7 +69,7 @@ function holdingProject(root: string): string | undefined {
   const parent = dirname(root);
   if (parent.endsWith(`${sep}node_modules`) || dirname(parent).endsWith(`${sep}node_modules`)) {
     const project = parent.endsWith(`${sep}node_modules`) ? dirname(parent) : dirname(dirname(parent));
-    if (project.split(sep).includes('_npx')) return undefined;
+    if (inNpxCache(project)) return undefined;
     return existsSync(join(project, 'package.json')) ? project : undefined;
   }
   return existsSync(join(root, '.git')) || existsSync(join(root, 'node_modules')) ? root : undefined;
@@ -86,6 +89,8 @@ export interface InvocationContext {
  */
 export function commandFrom(where: string, ctx: InvocationContext = {}): string {
   const root = real(ctx.root ?? packageRoot());
+  // npx's own copy (`npx service-orchestrator …`): the same again works anywhere.
+  if (inNpxCache(root)) return `npx ${PACKAGE_NAME}`;
   const project = holdingProject(root);
   if (project !== undefined && inside(real(resolve(where)), project)) return 'npx service';
   const script = ctx.script ?? process.argv[1];
@@ -106,7 +111,7 @@ export function commandFrom(where: string, ctx: InvocationContext = {}): string 
  */
 export function schemaBase(fromDir: string, ctx: Pick<InvocationContext, 'root'> = {}): string {
   const root = real(ctx.root ?? packageRoot());
-  if (root.split(sep).includes('_npx')) return `https://unpkg.com/${PACKAGE_NAME}@${VERSION}/schemas/`;
+  if (inNpxCache(root)) return `https://unpkg.com/${PACKAGE_NAME}@${VERSION}/schemas/`;
   const from = real(resolve(fromDir));
   const project = holdingProject(root);
   // Relative inside the project that holds the package (it moves with it); a file URL to a global install.

@@ -81,4 +81,9 @@ test('the printed command is the one that works from where the user stands', () 
   mkdirSync(local, { recursive: true });
   assert.equal(commandFrom(join(proj, 'my-project'), { root: local, script: join(proj, 'node_modules', '.bin', 'service'), path: '' }), 'npx service');
   assert.equal(schemaBase(join(proj, 'my-project', 'models'), { root: local }), `../../node_modules/${PACKAGE_NAME}/schemas/`);
+  // npx's copy of the published package: the same npx command, and the published schemas.
+  const npx = join(tempDir('svc-cache-'), '_npx', '0123abcd', 'node_modules', PACKAGE_NAME);
+  mkdirSync(npx, { recursive: true });
+  assert.equal(commandFrom(elsewhere, { root: npx, script: join(npx, '..', '.bin', PACKAGE_NAME), path: '' }), `npx ${PACKAGE_NAME}`);
+  assert.match(schemaBase(elsewhere, { root: npx }), new RegExp(`^https://unpkg\\.com/${PACKAGE_NAME}@\\d+\\.\\d+\\.\\d+/schemas/$`));
 });
