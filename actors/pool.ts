@@ -102,7 +102,13 @@ export class TaskPool {
       concurrentTasksPerWorker: concurrentTasks,
     });
     const onError = options.onError ?? ((err: Error) => process.emitWarning(err, { code: 'SERVICE_POOL' }));
-    this.#piscina.on('error', onError);
+    this.#piscina.on('error', (err: Error) => {
+      // destroy() rejects the tasks in flight at once; their workers' answers can still arrive
+      // while the threads stop, and Piscina reports each as unexpected. The caller has already
+      // been told why the pool stopped (a connect error, say), so they are noise, not failures.
+      if (this.#destroyed && err.message.startsWith('Unexpected message from Worker')) return;
+      onError(err);
+    });
     this.#cancel = new BroadcastChannel(cancelChannel);
     this.#cancel.unref();
     this.#cancel.onmessage = (event: unknown) => {

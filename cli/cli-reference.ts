@@ -4,13 +4,15 @@
  * `npm run docs:cli` rewrites it, and a test fails when it is stale.
  */
 import { helpText, helpTopics } from './command-help.js';
+import { INVOKING } from './invocation-text.js';
 
 const section = (topic: string) => `## \`service${topic ? ` ${topic}` : ''}\`\n\n\`\`\`\n${helpText(topic).trimEnd()}\n\`\`\`\n`;
 
 export function cliReference(): string {
   return [
     '# CLI reference\n',
-    "Generated from the commands' own `--help` (`npm run docs:cli`); run any of them with `--help` for the same text. Write `npx service …`: on Linux a bare `service` is `/usr/sbin/service`.\n",
+    "Generated from the commands' own `--help` (`npm run docs:cli`); run any of them with `--help` for the same text.\n",
+    `${INVOKING}\n`,
     ...helpTopics().map(section),
   ].join('\n');
 }

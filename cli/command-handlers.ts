@@ -43,6 +43,9 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   'jobs list': remote('jobs list'),
   'jobs get': remote('jobs get'),
   'jobs run': remote('jobs run'),
+  'jobs save': remote('jobs save'),
+  'jobs activate': remote('jobs activate'),
+  'jobs deactivate': remote('jobs deactivate'),
   'execs list': remote('execs list'),
   'execs get': remote('execs get'),
   'execs log': remote('execs log'),
@@ -50,6 +53,8 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   'files list': remote('files list'),
   'files get': remote('files get'),
   'files save': remote('files save'),
+  'files delete': remote('files delete'),
+  'files rename': remote('files rename'),
   'git pull': remote('git pull'),
   'bench dag': async (a, io) => (await import('./bench.js')).benchCommand(a, io),
 };

@@ -3,6 +3,7 @@
  * one layout: usage, summary, details, options with their defaults,
  * examples. Help goes to stdout with exit 0.
  */
+import { INVOKING } from './invocation-text.js';
 import { COMMANDS, GROUPS, commandByName, commandsOf, groupByName, type CommandDef, type OptionDef } from './command-table.js';
 
 const optionName = (o: OptionDef) => `${o.short ? `-${o.short}, ` : '    '}--${o.long}${o.value ? ` ${o.value}` : ''}`;
@@ -61,7 +62,9 @@ function programHelp(): string {
     'Options:',
     ...table([['-v, --version', 'print the version'], ['-h, --help', 'show this help']]),
     '',
-    "Run 'service <command> --help' for a command's options and examples. Write `npx service …`: on Linux a bare `service` is /usr/sbin/service.",
+    "Run 'service <command> --help' for a command's options and examples.",
+    '',
+    INVOKING,
     '',
   ].join('\n');
 }

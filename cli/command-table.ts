@@ -56,6 +56,8 @@ export interface GroupDef {
   readonly details?: string;
 }
 
+const BUILD_DETAILS = "The examples run in the project 'service init' writes (its models/ folder); examples/shop in the package is a larger one.";
+
 /** Command groups: `service <group> <command> …`. */
 export const GROUPS: readonly GroupDef[] = [
   { name: 'build', summary: 'Compile and run a folder of Jinja-templated SQL models.' },
@@ -78,6 +80,7 @@ const STORE: readonly OptionDef[] = [
 ];
 const OUTPUT: OptionDef = { long: 'output', short: 'o', value: 'table|json', default: 'table', help: 'output format' };
 const CLIENT_ENV = 'Uses SERVICE_PROJECT_TOKEN and SERVICE_PLATFORM_HOST (default http://127.0.0.1:8080).';
+const JOB_REF = 'JOB is a job id (job_…) or the name of exactly one job.';
 const CONNS_ENV = 'With --remote, or when SERVICE_PLATFORM_HOST is set, the daemon answers for the project of SERVICE_PROJECT_TOKEN.';
 const GIT: readonly OptionDef[] = [
   { long: 'git-url', value: 'URL', help: 'follow a git remote' },
@@ -104,7 +107,7 @@ const BUILD_FLAGS: readonly (OptionDef & { readonly commands: readonly BuildComm
   { long: 'full-refresh', short: 'f', commands: ['run'], help: 'rebuild every selected model from scratch' },
   { long: 'range', value: 'START,END[,STEP]', commands: ['run'], help: 'backfill range' },
   { long: 'no-seeds', commands: ['run'], help: 'skip loading seeds' },
-  { long: 'threads', value: 'N', default: 4, commands: ['run', 'test'], help: 'parallel node executions' },
+  { long: 'threads', value: 'N', default: 4, commands: ['run', 'test'], help: 'parallel node executions (a positive integer)' },
   { long: 'fail-fast', short: 'x', commands: ['run', 'test'], help: 'stop starting nodes after the first failure' },
   { long: 'profiles-dir', value: 'DIR', commands: ALL, help: 'dbt projects: the directory holding profiles.yml' },
   { long: 'freshness', commands: ['test'], help: "dbt projects: check the sources' freshness instead of the data tests" },
@@ -117,17 +120,17 @@ const BUILD_SUMMARY: Record<BuildCommand, string> = {
   compile: 'Render SQL and the DAG; execute nothing.',
 };
 const BUILD_EXAMPLES: Record<BuildCommand, readonly string[]> = {
-  run: ['npx service build run examples/shop', 'npx service build run models -s stg_orders+ --threads 8 --json'],
-  list: ['npx service build list examples/shop -s tag:daily'],
-  test: ['npx service build test examples/shop -x'],
-  compile: ['npx service build compile examples/shop --json'],
+  run: ['npx service build run models', 'npx service build run models -s stg_customers+ --threads 8 --json'],
+  list: ['npx service build list models -s tag:daily'],
+  test: ['npx service build test models -x'],
+  compile: ['npx service build compile models --json'],
 };
 
 const buildCommand = (c: BuildCommand): CommandDef => ({
   name: `build ${c}`,
   args: '[path]',
   summary: BUILD_SUMMARY[c],
-  ...(c === 'run' ? { details: 'Without a service_build.yml at the path, --target or -R, run prints this help (saying why on stderr) and builds nothing.' } : {}),
+  details: c === 'run' ? `Without a service_build.yml at the path, --target or -R, run prints this help (saying why on stderr) and builds nothing.\n\n${BUILD_DETAILS}` : BUILD_DETAILS,
   options: [...BUILD_FLAGS.filter((f) => f.commands.includes(c)).map(({ commands: _c, ...o }) => o), HELP],
   examples: BUILD_EXAMPLES[c],
   tooManyArgs: (n) => `accepts at most 1 arg(s), received ${n}`,
@@ -155,12 +158,13 @@ export const COMMANDS: readonly CommandDef[] = [
     name: 'build graph',
     args: '[path]',
     summary: 'Draw the lineage of the models and seeds (no target needed): SVG (the web console\'s picture), Graphviz DOT or Mermaid, on stdout.',
+    details: BUILD_DETAILS,
     options: [
       { long: 'format', value: 'svg|dot|mermaid', default: 'svg', help: 'output format' },
       ...BUILD_FLAGS.filter((f) => ['select', 'exclude', 'schema', 'prod', 'vars'].includes(f.long)).map(({ commands: _c, ...o }) => o),
       HELP,
     ],
-    examples: ['npx service build graph examples/shop > shop.svg', 'npx service build graph examples/shop --format mermaid -s +fct_orders'],
+    examples: ['npx service build graph models > models.svg', 'npx service build graph models --format mermaid -s +customers_by_city'],
     tooManyArgs: (n) => `accepts at most 1 arg(s), received ${n}`,
     unlisted: true,
   },
@@ -247,12 +251,19 @@ export const COMMANDS: readonly CommandDef[] = [
     options: [{ long: 'name', value: 'N', help: 'only this job' }, { long: 'file-name', value: 'F', help: 'only jobs of this file' }, { long: 'type', value: 'T', help: 'replication, pipeline, monitor or query' }, OUTPUT, HELP],
     examples: ['npx service jobs list -o json'],
   },
-  { name: 'jobs get', args: '<JOB_ID>', summary: 'Show one job.', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service jobs get job_0123456789abcdef'] },
+  {
+    name: 'jobs get',
+    args: '<JOB>',
+    summary: 'Show one job (JSON by default; -o table lists its fields).',
+    details: `${JOB_REF} ${CLIENT_ENV}`,
+    options: [{ ...OUTPUT, default: 'json' }, HELP],
+    examples: ['npx service jobs get job_0123456789abcdef', 'npx service jobs get users -o table'],
+  },
   {
     name: 'jobs run',
-    args: '<JOB_ID>',
-    summary: 'Run a job now and print the execution id.',
-    details: CLIENT_ENV,
+    args: '<JOB>',
+    summary: 'Run a job now and print the execution id (-o json: the API answer; with --wait, the finished execution).',
+    details: `${JOB_REF} ${CLIENT_ENV}`,
     options: [
       { long: 'var', value: 'K=V', repeatable: true, help: 'a run variable (repeatable)' },
       { long: 'mode', value: 'M', help: 'replication mode for this run' },
@@ -262,8 +273,17 @@ export const COMMANDS: readonly CommandDef[] = [
       OUTPUT,
       HELP,
     ],
-    examples: ['npx service jobs run job_0123456789abcdef --var REGION=eu --wait'],
+    examples: ['npx service jobs run job_0123456789abcdef --var REGION=eu --wait', 'npx service jobs run users -o json'],
   },
+  {
+    name: 'jobs save',
+    summary: 'Create a job, or replace one whose id is given: a Job as JSON or YAML ({job: …} or the job itself).',
+    details: CLIENT_ENV,
+    options: [{ long: 'from', value: 'FILE', help: 'the job (- or absent: standard input)' }, OUTPUT, HELP],
+    examples: ['npx service jobs save --from nightly-users.yaml'],
+  },
+  { name: 'jobs activate', args: '<JOB>', summary: "Set a job's active flag, so its schedules fire.", details: `${JOB_REF} ${CLIENT_ENV}`, options: [OUTPUT, HELP], examples: ['npx service jobs activate users'] },
+  { name: 'jobs deactivate', args: '<JOB>', summary: "Clear a job's active flag (it can still be run on request).", details: `${JOB_REF} ${CLIENT_ENV}`, options: [OUTPUT, HELP], examples: ['npx service jobs deactivate users'] },
   {
     name: 'execs list',
     summary: "List executions of the token's project, newest first.",
@@ -280,16 +300,23 @@ export const COMMANDS: readonly CommandDef[] = [
     ],
     examples: ['npx service execs list --status running', 'npx service execs list --since 2026-11-24 -o json'],
   },
-  { name: 'execs get', args: '<EXEC_ID>', summary: 'Show one execution.', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service execs get 2p0a1b2c3d4e5f6g7h8i9j0k1l2'] },
+  { name: 'execs get', args: '<EXEC_ID>', summary: 'Show one execution: its fields as a table, or the record with -o json.', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service execs get 2p0a1b2c3d4e5f6g7h8i9j0k1l2', 'npx service execs get 2p0a1b2c3d4e5f6g7h8i9j0k1l2 -o json'] },
   {
     name: 'execs log',
     args: '<EXEC_ID>',
     summary: 'Print the output of an execution’s tasks or steps.',
     details: CLIENT_ENV,
-    options: [{ long: 'stream', value: 'S', help: 'only this task' }, { long: 'step', value: 'S', help: 'only this pipeline step' }, { long: 'status', value: 'S', help: 'only tasks or steps with this status' }, OUTPUT, HELP],
-    examples: ['npx service execs log 2p0a1b2c3d4e5f6g7h8i9j0k1l2'],
+    options: [
+      { long: 'stream', value: 'S', help: 'only this task' },
+      { long: 'step', value: 'S', help: 'only this pipeline step' },
+      { long: 'status', value: 'S', help: 'only tasks or steps with this status' },
+      { long: 'follow', short: 'f', help: 'follow a queued or running execution until it ends, printing output as it grows (exit 0 for success or warning, 1 otherwise)' },
+      OUTPUT,
+      HELP,
+    ],
+    examples: ['npx service execs log 2p0a1b2c3d4e5f6g7h8i9j0k1l2', 'npx service execs log 2p0a1b2c3d4e5f6g7h8i9j0k1l2 -f'],
   },
-  { name: 'execs cancel', args: '<EXEC_ID>', summary: 'Cancel a queued or running execution (its statements are cancelled in the database).', details: CLIENT_ENV, options: [HELP], examples: ['npx service execs cancel 2p0a1b2c3d4e5f6g7h8i9j0k1l2'] },
+  { name: 'execs cancel', args: '<EXEC_ID>', summary: 'Cancel a queued or running execution (its statements are cancelled in the database).', details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service execs cancel 2p0a1b2c3d4e5f6g7h8i9j0k1l2'] },
   { name: 'files list', summary: "List the project's files.", details: CLIENT_ENV, options: [{ long: 'prefix', value: 'P', help: 'only names starting with P' }, OUTPUT, HELP], examples: ['npx service files list --prefix queries/'] },
   { name: 'files get', args: '<NAME>', summary: "Print a file's content.", details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service files get queries/users.sql'] },
   {
@@ -297,8 +324,24 @@ export const COMMANDS: readonly CommandDef[] = [
     args: '<NAME>',
     summary: 'Save a file (job files are validated and get a default job).',
     details: CLIENT_ENV,
-    options: [{ long: 'from', value: 'FILE', help: 'the content (- or absent: standard input)' }, HELP],
+    options: [{ long: 'from', value: 'FILE', help: 'the content (- or absent: standard input)' }, OUTPUT, HELP],
     examples: ['npx service files save queries/users.sql --from ./users.sql'],
+  },
+  {
+    name: 'files delete',
+    args: '<NAME>',
+    summary: 'Delete a file, or a directory with everything under it (the default jobs of deleted job files go with them).',
+    details: CLIENT_ENV,
+    options: [OUTPUT, HELP],
+    examples: ['npx service files delete replications/legacy.yaml'],
+  },
+  {
+    name: 'files rename',
+    args: '<OLD> <NEW>',
+    summary: 'Move a file or directory; the jobs of moved job files follow it.',
+    details: CLIENT_ENV,
+    options: [OUTPUT, HELP],
+    examples: ['npx service files rename replications/users.yaml replications/crm_users.yaml'],
   },
   { name: 'git pull', summary: "Sync the project's tree from its git branch now.", details: CLIENT_ENV, options: [OUTPUT, HELP], examples: ['npx service git pull'] },
   {

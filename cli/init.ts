@@ -8,18 +8,28 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { commandFrom, schemaBase } from './invocation.js';
 import type { Io } from './io.js';
 import type { ParsedArgs } from './parse-command-line.js';
 
+/**
+ * Marks a YAML file for editors (the YAML language server) with its JSON
+ * Schema from this package's schemas/; the placeholder is replaced by the
+ * path from the written file when init writes it.
+ */
+const SCHEMA_LINE = (name: string) => `# yaml-language-server: $schema=${SCHEMA_MARK}${name}.schema.json`;
+const SCHEMA_MARK = '@schemas/';
+
 const FILES: Readonly<Record<string, string>> = {
   'models/service_build.yml': [
+    SCHEMA_LINE('service_build'),
     '# The build project: every .sql and .csv file under models/ is a node.',
     'target: LOCAL_DUCK',
     'defaults:',
     '  mode: full-refresh',
     '',
   ].join('\n'),
-  'models/env.yaml': ['# Connections of this project. The DuckDB path is relative to this file.', 'connections:', '  LOCAL_DUCK:', '    type: duckdb', '    instance: ../warehouse.duckdb', ''].join('\n'),
+  'models/env.yaml': [SCHEMA_LINE('env'), '# Connections of this project. The DuckDB path is relative to this file.', 'connections:', '  LOCAL_DUCK:', '    type: duckdb', '    instance: ../warehouse.duckdb', ''].join('\n'),
   'models/raw/customers.csv': ['id,name,city', '1,Ada,London', '2,Grace,New York', '3,Linus,Helsinki', '4,Margaret,Boston', '5,Alan,London', ''].join('\n'),
   'models/staging/stg_customers.sql': [
     '/**',
@@ -33,6 +43,7 @@ const FILES: Readonly<Record<string, string>> = {
   ].join('\n'),
   'models/marts/customers_by_city.sql': [
     '/**',
+    'tags: [daily]',
     'tests:',
     '  - expr: "sum(customers) > 0"',
     '**/',
@@ -53,12 +64,12 @@ export function initCommand(a: ParsedArgs, io: Io): number {
   try {
     for (const [name, body] of Object.entries(FILES)) {
       mkdirSync(join(dir, name, '..'), { recursive: true });
-      writeFileSync(join(dir, name), body, { flag: 'wx' });
+      writeFileSync(join(dir, name), body.replace(SCHEMA_MARK, schemaBase(join(dir, name, '..'))), { flag: 'wx' });
     }
   } catch (err) {
     io.err(`fatal: cannot write the project in ${dir}: ${(err as Error).message}\n`);
     return 1;
   }
-  io.out(`Created a build project in ${dir}\n${Object.keys(FILES).map((n) => `  ${n}\n`).join('')}Run it:\n  cd ${dir} && npx service build run models\n`);
+  io.out(`Created a build project in ${dir}\n${Object.keys(FILES).map((n) => `  ${n}\n`).join('')}Run it:\n  cd ${dir} && ${commandFrom(dir)} build run models\n`);
   return 0;
 }

@@ -18,7 +18,8 @@
  * group named so far, and wins over every other argument.
  */
 import { EngineError } from '../engine/errors.js';
-import { commandByName, commandsOf, groupByName, type CommandDef, type OptionDef } from './command-table.js';
+import { closestName } from '../engine/suggest.js';
+import { COMMANDS, commandByName, commandsOf, groupByName, type CommandDef, type OptionDef } from './command-table.js';
 import { sadeProgram } from './sade-program.js';
 
 /** A usage error (exit 2) and the help topic its hint names (`build list`, `jobs`, or '' for the program). */
@@ -47,6 +48,12 @@ export const flagValues = (a: ParsedArgs, long: string): readonly string[] => a.
 /** Whether a switch was given. */
 export const flagSet = (a: ParsedArgs, long: string): boolean => a.values.has(long);
 
+/** `; did you mean "graph"?` when one name is close to the mistyped word, else ''. */
+const didYouMean = (word: string, names: readonly string[]) => {
+  const near = closestName(word, names);
+  return near === undefined ? '' : `; did you mean "${near}"?`;
+};
+
 const orList = (items: readonly string[]) => (items.length <= 2 ? items.join(' or ') : `${items.slice(0, -1).join(', ')}, or ${items.at(-1)}`);
 
 export function parseCommandLine(argv: readonly string[]): CommandLine {
@@ -63,12 +70,16 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     if (def === undefined) {
       if (wantsHelp && second.startsWith('-')) return { kind: 'help', topic: first };
       const names = commandsOf(first).filter((c) => c.unlisted !== true).map((c) => c.name.slice(first.length + 1));
-      throw new UsageError(`unknown ${first} command "${second}", expected ${orList(names)}`, first);
+      const others = commandsOf(first).filter((c) => c.unlisted === true).map((c) => c.name.slice(first.length + 1));
+      throw new UsageError(`unknown ${first} command "${second}", expected ${orList(names)}${others.length > 0 ? ` (or ${orList(others)})` : ''}${didYouMean(second, [...names, ...others])}`, first);
     }
     rest = argv.slice(2);
   } else {
     def = commandByName.get(first);
-    if (def === undefined) throw new UsageError(`unknown command "${first}"`, '');
+    if (def === undefined) {
+      const names = [...new Set(COMMANDS.map((c) => c.name.split(' ')[0]!))];
+      throw new UsageError(`unknown command "${first}", expected ${orList(names)}${didYouMean(first, names)}`, '');
+    }
     rest = argv.slice(1);
   }
   if (wantsHelp) return { kind: 'help', topic: def.name };

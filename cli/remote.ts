@@ -10,10 +10,11 @@ import { apiClient, ClientError } from './api-client.js';
 import { EngineError } from '../engine/errors.js';
 import { flagValue, flagValues, type ParsedArgs } from './parse-command-line.js';
 import type { Io } from './io.js';
+import { execsLog, filesDelete, filesRename, findExecution, jobId, jobsActivate, jobsSave, sleep } from './remote-verbs.js';
 
-type Row = Record<string, unknown>;
+export type Row = Record<string, unknown>;
 
-function table(rows: readonly Row[], columns: readonly string[]): string {
+export function table(rows: readonly Row[], columns: readonly string[]): string {
   const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '' : String(r[c]))));
   const head = columns.map((c) => c.toUpperCase());
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
@@ -51,7 +52,7 @@ function fileBody(bytes: Buffer): { body: string; encoding?: 'base64' } {
 }
 
 /** What every verb's handler gets: the client, the parsed arguments and where to print. */
-interface Call {
+export interface Call {
   readonly api: ReturnType<typeof apiClient>;
   readonly flags: Map<string, string>;
   readonly positionals: readonly string[];
@@ -69,35 +70,45 @@ async function jobsList({ api, flags, show }: Call): Promise<number> {
   return 0;
 }
 
-/** `service jobs get` */
+/** One record as `FIELD  VALUE` lines (nested values as JSON). */
+function recordTable(r: Row): string {
+  const rows = Object.entries(r).map(([k, v]) => ({ field: k, value: v !== null && typeof v === 'object' ? JSON.stringify(v) : v }));
+  return table(rows, ['field', 'value']);
+}
+
+/** `service jobs get` (JSON by default, as before; `-o table` lists the fields) */
 async function jobsGet({ api, positionals, json, io }: Call): Promise<number> {
-  const body = await api.get('/project/job/get', { job_id: positionals[0] });
-  io.out(JSON.stringify(body, null, json ? undefined : 2) + '\n');
+  const body = (await api.get('/project/job/get', { job_id: await jobId(api, positionals[0]!) })) as Row;
+  io.out(json ? JSON.stringify(body, null, 2) + '\n' : recordTable(body));
   return 0;
 }
 
-/** `service jobs run` */
-async function jobsRun({ api, flags, positionals, vars: varList, io }: Call): Promise<number> {
-  const jobId = positionals[0];
+/** `service jobs run` (a job id or a job name) */
+async function jobsRun({ api, flags, positionals, vars: varList, json, io }: Call): Promise<number> {
+  const id = await jobId(api, positionals[0]!);
   const vars = Object.fromEntries(varList);
   const req = {
-    job_id: jobId,
+    job_id: id,
     ...(flags.has('streams') ? { streams: flags.get('streams')!.split(',') } : {}),
     ...(flags.has('mode') ? { mode: flags.get('mode') } : {}),
     ...(flags.has('select') ? { select: flags.get('select')!.split(',') } : {}),
     ...(Object.keys(vars).length ? { vars } : {}),
   };
-  const { exec_id } = (await api.post('/project/job/run', req, { 'Service-Trigger': 'manual' })) as { exec_id: string };
-  io.out(`Started job ${jobId} (exec_id=${exec_id})\n`);
-  if (!flags.has('wait')) return 0;
+  const started = (await api.post('/project/job/run', req, { 'Service-Trigger': 'manual' })) as Row & { exec_id: string };
+  const { exec_id } = started;
+  if (!flags.has('wait')) {
+    io.out(json ? JSON.stringify({ job_id: id, ...started }) + '\n' : `Started job ${id} (exec_id=${exec_id})\n`);
+    return 0;
+  }
+  if (!json) io.out(`Started job ${id} (exec_id=${exec_id})\n`);
   for (;;) {
-    const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id }) })) as { executions: Row[] };
-    const e = executions[0];
+    const e = await findExecution(api, exec_id);
     if (e && !['queued', 'running'].includes(String(e.status))) {
-      io.out(`status=${e.status} rows=${e.rows} bytes=${e.bytes} duration=${e.duration}s${e.error ? ` error=${e.error}` : ''}\n`);
+      // -o json: the finished execution record, one JSON value.
+      io.out(json ? JSON.stringify(e) + '\n' : `status=${e.status} rows=${e.rows} bytes=${e.bytes} duration=${e.duration}s${e.error ? ` error=${e.error}` : ''}\n`);
       return e.status === 'success' || e.status === 'warning' ? 0 : 1;
     }
-    await new Promise((r) => setTimeout(r, 5000));
+    await sleep(5000);
   }
 }
 
@@ -111,34 +122,20 @@ async function execsList({ api, flags, show }: Call): Promise<number> {
   return 0;
 }
 
-/** `service execs get` */
-async function execsGet({ api, positionals, json, io }: Call): Promise<number> {
-  const id = positionals[0];
-  const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
-  if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
-  io.out(JSON.stringify(executions[0], null, json ? undefined : 2) + '\n');
-  return 0;
-}
-
-/** `service execs log` */
-async function execsLog({ api, flags, positionals, json, io }: Call): Promise<number> {
-  const id = positionals[0];
-  const { executions } = (await api.get('/execution/list', { filters: JSON.stringify({ exec_id: id }) })) as { executions: Row[] };
-  if (executions.length === 0) throw new ClientError(`execution ${id} not found`);
-  const pipeline = executions[0]!.job_type === 'pipeline';
-  const body = pipeline
-    ? ((await api.post('/execution/pipeline-steps', { exec_id: id, ...(flags.has('step') ? { step_id: flags.get('step') } : {}) })) as { steps: Row[] }).steps.filter((r) => !flags.has('status') || r.status === flags.get('status'))
-    : ((await api.post('/execution/replication-tasks', { exec_id: id, ...(flags.has('stream') ? { stream: flags.get('stream') } : {}), ...(flags.has('status') ? { status: flags.get('status') } : {}) })) as { tasks: Row[] }).tasks;
-  if (json) io.out(JSON.stringify(body) + '\n');
-  else for (const r of body) io.out(`=== ${String(r.stream_name ?? r.step_id)} (status=${String(r.status)}) ===\n${String(r.output ?? '')}`);
+/** `service execs get`: the record's fields as a table, or the record as JSON with `-o json` */
+async function execsGet({ api, positionals, show }: Call): Promise<number> {
+  const id = positionals[0]!;
+  const e = await findExecution(api, id);
+  if (!e) throw new ClientError(`execution ${id} not found`);
+  show(e, () => recordTable(e));
   return 0;
 }
 
 /** `service execs cancel` */
-async function execsCancel({ api, positionals, io }: Call): Promise<number> {
+async function execsCancel({ api, positionals, json, io }: Call): Promise<number> {
   const id = positionals[0];
-  await api.post('/execution/cancel', { exec_id: id });
-  io.out(`Cancelled ${id}\n`);
+  const body = await api.post('/execution/cancel', { exec_id: id });
+  io.out(json ? JSON.stringify(body) + '\n' : `Cancelled ${id}\n`);
   return 0;
 }
 
@@ -158,7 +155,7 @@ async function filesGet({ api, positionals, json, io }: Call): Promise<number> {
 }
 
 /** `service files save` */
-async function filesSave({ api, flags, positionals, io }: Call): Promise<number> {
+async function filesSave({ api, flags, positionals, json, io }: Call): Promise<number> {
   const name = positionals[0];
   const from = flags.get('from');
   let bytes: Buffer;
@@ -170,13 +167,18 @@ async function filesSave({ api, flags, positionals, io }: Call): Promise<number>
   const content = fileBody(bytes);
   try {
     const body = (await api.post('/project/file/save', { file: { name, ...content } })) as { file: Row; default_job_id?: string };
+    if (json) {
+      io.out(JSON.stringify(body) + '\n');
+      return 0;
+    }
     io.out(`Saved file ${name} (${String(body.file.size)} bytes)\n`);
     if (body.default_job_id) io.out(`Default job: ${body.default_job_id}\n`);
     return 0;
   } catch (err) {
     const problems = err instanceof ClientError ? (err.body?.problems as Row[] | undefined) : undefined;
     if (!problems) throw err;
-    for (const pr of problems) io.err(`${name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`);
+    if (json) io.out(JSON.stringify(err instanceof ClientError ? err.body : {}) + '\n');
+    else for (const pr of problems) io.err(`${name}:${String(pr.line ?? '')}:${String(pr.column ?? '')}: ${String(pr.path)}: ${String(pr.message)}\n`);
     return 1;
   }
 }
@@ -189,9 +191,13 @@ async function connsList({ api, show }: Call): Promise<number> {
 }
 
 /** `service conns test` */
-async function connsTest({ api, positionals, io }: Call): Promise<number> {
+async function connsTest({ api, positionals, json, io }: Call): Promise<number> {
   const name = positionals[0];
   const body = (await api.post('/connection/test', { name })) as { valid: boolean; error?: string };
+  if (json) {
+    io.out(JSON.stringify(body) + '\n');
+    return body.valid ? 0 : 1;
+  }
   if (body.valid) {
     io.out(`Connection ${name}: valid\n`);
     return 0;
@@ -220,6 +226,9 @@ const HANDLERS: Readonly<Record<string, (call: Call) => Promise<number>>> = {
   'jobs list': jobsList,
   'jobs get': jobsGet,
   'jobs run': jobsRun,
+  'jobs save': jobsSave,
+  'jobs activate': (c) => jobsActivate(c, true),
+  'jobs deactivate': (c) => jobsActivate(c, false),
   'execs list': execsList,
   'execs get': execsGet,
   'execs log': execsLog,
@@ -227,6 +236,8 @@ const HANDLERS: Readonly<Record<string, (call: Call) => Promise<number>>> = {
   'files list': filesList,
   'files get': filesGet,
   'files save': filesSave,
+  'files delete': filesDelete,
+  'files rename': filesRename,
   'conns list': connsList,
   'conns test': connsTest,
   'git pull': gitPull,

@@ -62,3 +62,21 @@ export function withinDistance(a: string, b: string, max: number): boolean {
   }
   return prev[b.length] <= max;
 }
+
+/**
+ * The one name closest to a mistyped word (a command, a verb), or undefined
+ * when none is near: within edit distance 1 for words under 4 letters, else
+ * 2 (a swapped pair of letters) or a third of the word's length, or the one
+ * name the word begins.
+ */
+export function closestName(query: string, names: readonly string[]): string | undefined {
+  const q = query.toLowerCase();
+  const prefixed = names.filter((n) => q.length >= 2 && n.startsWith(q));
+  if (prefixed.length === 1) return prefixed[0];
+  const limit = q.length < 4 ? 1 : Math.max(2, Math.floor(q.length / 3));
+  for (let d = 1; d <= limit; d++) {
+    const hit = names.find((n) => withinDistance(q, n.toLowerCase(), d));
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}

@@ -1,6 +1,7 @@
 /**
- * `npm run lint:openapi`: the published OpenAPI document, generated from the
- * route table exactly as `GET /openapi.json` serves it, checked by Redocly's
+ * `npm run lint:openapi`: the published OpenAPI documents — a single daemon's
+ * and a cluster daemon's — generated from the route table exactly as
+ * `GET /openapi.json` serves them, checked by Redocly's
  * recommended rules. Any error or warning fails the lint (Redocly itself only
  * fails on errors).
  */
@@ -15,25 +16,39 @@ import { VERSION } from '../cli/version.js';
 
 // The routes only close over their services; building the document never calls them.
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not available while generating the document')) });
-const routes = apiRoutes({ version: VERSION, store: unused, projects: unused, executions: unused, connections: () => unused, extraRoutes: [...gitRoutes({ git: unused as never }), ...clusterRoutes({ self: '', daemons: unused as never, operatorDigestKnown: unused as never })] } as unknown as ApiDeps);
-const openapi = routes.find((r) => r.path === '/openapi.json')!;
-const doc = await openapi.handler({ ctx: undefined as never, projectId: '' }, {});
 
-const dir = mkdtempSync(join(tmpdir(), 'service-openapi-'));
-try {
-  const file = join(dir, 'openapi.json');
-  const report = join(dir, 'report.json');
-  writeFileSync(file, JSON.stringify(doc, null, 2));
-  const bin = join(import.meta.dirname, '..', 'node_modules', '.bin', 'redocly');
-  const r = spawnSync(bin, ['lint', file, '--format', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  writeFileSync(report, r.stdout ?? '');
-  const { totals } = JSON.parse(readFileSync(report, 'utf8')) as { totals: { errors: number; warnings: number } };
-  const problems = totals.errors + totals.warnings;
-  if (problems > 0 || r.status !== 0) {
-    spawnSync(bin, ['lint', file], { stdio: 'inherit' });
-    console.error(`openapi lint: ${totals.errors} error(s), ${totals.warnings} warning(s)`);
-    process.exitCode = 1;
-  } else console.log(`openapi lint: ${Object.keys((doc as { paths: object }).paths).length} paths, 0 errors, 0 warnings (Redocly recommended rules)`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+/** The document a daemon serves: with the cluster routes (cluster mode) or without them. */
+async function servedDocument(cluster: boolean): Promise<unknown> {
+  const extraRoutes = [...gitRoutes({ git: unused as never }), ...(cluster ? clusterRoutes({ self: '', daemons: unused as never, operatorDigestKnown: unused as never }) : [])];
+  const routes = apiRoutes({ version: VERSION, store: unused, projects: unused, executions: unused, connections: () => unused, extraRoutes } as unknown as ApiDeps);
+  const openapi = routes.find((r) => r.path === '/openapi.json')!;
+  return openapi.handler({ ctx: undefined as never, projectId: '' }, {});
 }
+
+const bin = join(import.meta.dirname, '..', 'node_modules', '.bin', 'redocly');
+
+/** Lints one document; true when Redocly reports neither errors nor warnings. */
+function lint(doc: unknown, mode: string): boolean {
+  const dir = mkdtempSync(join(tmpdir(), 'service-openapi-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    const report = join(dir, 'report.json');
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    const r = spawnSync(bin, ['lint', file, '--format', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    writeFileSync(report, r.stdout ?? '');
+    const { totals } = JSON.parse(readFileSync(report, 'utf8')) as { totals: { errors: number; warnings: number } };
+    if (totals.errors + totals.warnings > 0 || r.status !== 0) {
+      spawnSync(bin, ['lint', file], { stdio: 'inherit' });
+      console.error(`openapi lint (${mode}): ${totals.errors} error(s), ${totals.warnings} warning(s)`);
+      return false;
+    }
+    console.log(`openapi lint (${mode}): ${Object.keys((doc as { paths: object }).paths).length} paths, 0 errors, 0 warnings (Redocly recommended rules)`);
+    return true;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Both documents a daemon can serve: without cluster mode and with it.
+const results = [lint(await servedDocument(false), 'single daemon'), lint(await servedDocument(true), 'cluster mode')];
+if (results.includes(false)) process.exitCode = 1;

@@ -84,17 +84,38 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
     };
     (paths[r.path] ??= {})[r.method.toLowerCase()] = op;
   }
+  const operator = routes.some((r) => r.operator);
   return {
     openapi: '3.1.0',
     info: { title: 'service project API', version, description: 'The HTTP API of `service serve`.', license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
     servers: [{ url: 'http://127.0.0.1:8080' }],
     security: [{ projectToken: [] }],
     components: {
-      securitySchemes: { projectToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' },
-        operatorToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Operator-Token <token> (cluster mode: `service cluster token`)' },
+      securitySchemes: {
+        projectToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Project-Token <token>' },
+        // Only a daemon serving the operator routes (cluster mode) documents their token.
+        ...(operator ? { operatorToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Service-Operator-Token <token> (cluster mode: `service cluster token`)' } } : {}),
       },
-      schemas: { Error: ERROR, ...RESOURCE_SCHEMAS },
+      schemas: usedSchemas(paths, { Error: ERROR, ...RESOURCE_SCHEMAS }),
     },
     paths,
   };
+}
+
+/**
+ * The component schemas the paths refer to, directly or through another
+ * schema: a daemon without cluster mode serves no `/cluster`, so its document
+ * carries no `Daemon` (an unused component is a lint warning).
+ */
+function usedSchemas(paths: unknown, all: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const refs = (v: unknown) => [...JSON.stringify(v).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+  const used = new Set<string>();
+  const queue = refs(paths);
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (used.has(name) || !(name in all)) continue;
+    used.add(name);
+    queue.push(...refs(all[name]));
+  }
+  return Object.fromEntries(Object.entries(all).filter(([name]) => used.has(name)));
 }

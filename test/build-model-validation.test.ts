@@ -134,8 +134,8 @@ test('every test-definition error, with the 1-based index', async () => {
     ['{relationships: {column: c, to: p}}', 'relationships requires column, to and field'],
     ['{not_null: id, severity: fatal}', "severity must be one of: error, warn; got 'fatal'"],
     ['{foo: x, bar: y, severity: warn}', 'unknown test type in [foo, bar]; expected not_null, unique, accepted_values, expr, or relationships'],
-    // The first kind in the fixed order wins: not_null before unique.
-    ['{unique: id, not_null: []}', 'not_null requires one or more columns'],
+    // Two kinds in one entry: neither is dropped silently.
+    ['{unique: id, not_null: []}', 'one test per entry, got not_null and unique; write each as its own list item'],
   ];
   for (const [entry, message] of cases) {
     await loadError({ 'm.sql': `/**\ntests:\n  - unique: id\n  - ${entry}\n**/\nselect 1 as id` }, `model 'm' test 2: ${message}`);

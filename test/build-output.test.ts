@@ -167,7 +167,7 @@ const usage = (message: string, command?: string) => `error: ${message}\nRun 'se
 test('A18 usage errors: exact message, usage line, exit 2, nothing on stdout, nothing read', async () => {
   const dir = shop();
   const cases: [string[], string][] = [
-    [['deploy'], usage('unknown build command "deploy", expected run, list, test, or compile')],
+    [['deploy'], usage('unknown build command "deploy", expected run, list, test, or compile (or graph)')],
     [['list', dir, '--bogus'], usage('unknown flag: --bogus', 'list')],
     [['compile', dir, '-q'], usage('unknown flag: -q', 'compile')],
     [['list', dir, '--full-refresh'], usage("flag --full-refresh is not valid for 'service build list' (applies to: run)", 'list')],

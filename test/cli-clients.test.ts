@@ -33,7 +33,7 @@ const json = (argv: readonly string[]) => fx!.json(argv);
 const lines = (text: string) => text.trimEnd().split('\n');
 /** The cells of a table line (columns are separated by two or more spaces; empty cells collapse). */
 const cells = (line: string) => line.split(/ {2,}/);
-const execution = async (id: string): Promise<any> => JSON.parse(await ok(['execs', 'get', id]));
+const execution = async (id: string): Promise<any> => JSON.parse(await ok(['execs', 'get', id, '-o', 'json']));
 
 /** Polls `execs get` (bounded) until the execution satisfies `done`. */
 async function waitFor(id: string, done: (e: any) => boolean, what: string): Promise<any> {
@@ -158,11 +158,11 @@ test('usage errors: unknown flag, missing argument, bad -o value, unknown subcom
   if (!(await ready(t))) return;
   const hint = (command: string) => `\nRun 'service ${command} --help' for usage.\n`;
   assert.deepEqual(await cli(['jobs', 'list', '--bogus']), { code: 2, out: '', err: `error: unknown flag: --bogus${hint('jobs list')}` });
-  assert.deepEqual(await cli(['jobs', 'get']), { code: 2, out: '', err: `error: service jobs get needs JOB_ID${hint('jobs get')}` });
+  assert.deepEqual(await cli(['jobs', 'get']), { code: 2, out: '', err: `error: service jobs get needs JOB${hint('jobs get')}` });
   assert.deepEqual(await cli(['files', 'save']), { code: 2, out: '', err: `error: service files save needs NAME${hint('files save')}` });
   assert.deepEqual(await cli(['execs', 'list', '-o', 'yaml']), { code: 2, out: '', err: `error: invalid argument "yaml" for "-o": expected table or json${hint('execs list')}` });
   assert.deepEqual(await cli(['jobs', 'run', 'job_x', '--var', 'NOEQUALS']), { code: 2, out: '', err: `error: invalid argument "NOEQUALS" for "--var": expected K=V${hint('jobs run')}` });
-  assert.deepEqual(await cli(['jobs', 'explode']), { code: 2, out: '', err: `error: unknown jobs command "explode", expected list, get, or run${hint('jobs')}` });
+  assert.deepEqual(await cli(['jobs', 'explode']), { code: 2, out: '', err: `error: unknown jobs command "explode", expected list, get, run, save, activate, or deactivate${hint('jobs')}` });
   assert.deepEqual(await cli(['execs', 'list', '--since', 'yesterday']), {
     code: 2,
     out: '',
@@ -273,6 +273,11 @@ test('execs get: the record; an unknown id → execution <id> not found, exit 1'
   const e = await execution(state.usersExec!);
   assert.deepEqual([e.exec_id, e.job_id, e.job_type, e.status, e.rows, e.trigger], [state.usersExec, state.usersJob, 'query', 'success', 3, 'manual']);
   assert.deepEqual(await json(['execs', 'get', state.usersExec!]), e);
+  // The default is the table its help promises: one FIELD/VALUE row per field.
+  const table = lines(await ok(['execs', 'get', state.usersExec!]));
+  assert.deepEqual(cells(table[0]!), ['FIELD', 'VALUE']);
+  assert.deepEqual(cells(table.find((l) => l.startsWith('status '))!), ['status', 'success']);
+  assert.deepEqual(cells(table.find((l) => l.startsWith('exec_id '))!), ['exec_id', state.usersExec]);
   const unknown = await cli(['execs', 'get', '2p0000000000000000000000000']);
   assert.deepEqual(unknown, { code: 1, out: '', err: 'execution 2p0000000000000000000000000 not found\n' });
 });

@@ -67,13 +67,13 @@ test('usage errors name the flag as typed and the help to read', () => {
   usageError(['build', 'run', '--json=yes'], 'flag --json does not take a value', 'build run');
   usageError(['build', 'run', '--target'], 'flag needs an argument: --target', 'build run');
   usageError(['build', 'run', 'a', 'b'], 'accepts at most 1 arg(s), received 2', 'build run');
-  usageError(['jobs', 'get'], 'service jobs get needs JOB_ID', 'jobs get');
+  usageError(['jobs', 'get'], 'service jobs get needs JOB', 'jobs get');
   usageError(['serve', 'now'], 'unexpected argument: now', 'serve');
   usageError(['serve', '-v'], 'unknown flag: -v', 'serve');
   usageError(['execs', 'rm'], 'unknown execs command "rm", expected list, get, log, or cancel', 'execs');
   usageError(['token', 'revoke'], 'unknown token command "revoke", expected create', 'token');
   usageError(['conns', 'list', '--remote=1'], 'flag --remote does not take a value', 'conns list');
-  usageError(['nope'], 'unknown command "nope"', '');
+  usageError(['nope'], 'unknown command "nope", expected init, build, run, serve, conns, project, token, cluster, jobs, execs, files, git, or bench', '');
 });
 
 test('help wins over everything else and names the deepest topic given', () => {

@@ -1,13 +1,16 @@
 /**
  * `service init` scaffolds a project that builds as is, and the npm package
- * ships what an installed `service` needs — dist/, bin/, docs, README,
- * LICENSE — and none of the repository's tests, benchmarks or CI files.
+ * (service-orchestrator: the name `service` is someone else's) ships what an
+ * installed `service` needs — dist/, bin/, docs, examples, README, LICENSE —
+ * and none of the repository's tests, benchmarks or CI files.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
+import { PACKAGE_NAME, commandFrom, schemaBase } from '../cli/invocation.js';
 import { cli, tempDir } from './helpers/build-cli.js';
 
 test('service init writes a project whose models build with passing tests; it never overwrites', async () => {
@@ -25,6 +28,9 @@ test('service init writes a project whose models build with passing tests; it ne
     ['marts.customers_by_city', 'success'],
   ]);
   assert.ok(existsSync(join(dir, 'warehouse.duckdb')), 'the DuckDB file lives beside models/');
+  assert.match(init.out, /\n  cd .* && npx service-orchestrator build run models\n$/, 'a temp dir is outside the repository: npx fetches the package by its own name');
+  assert.match(readFileSync(join(dir, 'models', 'env.yaml'), 'utf8'), /^# yaml-language-server: \$schema=file:\/\/.*\/schemas\/env\.schema\.json\n/);
+  assert.match(readFileSync(join(dir, 'models', 'service_build.yml'), 'utf8'), /^# yaml-language-server: \$schema=file:\/\/.*\/schemas\/service_build\.schema\.json\n/);
   const again = await cli('init', dir);
   assert.equal(again.code, 1);
   assert.equal(again.err, `fatal: ${join(dir, 'models', 'service_build.yml')} already exists; service init writes a new project and never overwrites files\n`);
@@ -37,10 +43,47 @@ test('service init writes a project whose models build with passing tests; it ne
   assert.match(bad.err, /^error: unknown flag: --force/);
 });
 
-test('the package holds dist/, bin/, docs, README and LICENSE — no tests, benchmarks or CI files', () => {
+test('the package holds dist/, bin/, docs, examples, README and LICENSE — no tests, benchmarks, CI or DuckDB files; two commands', () => {
   // --ignore-scripts: prepack would rebuild dist/ under the other tests' feet.
   const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: join(import.meta.dirname, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
   const files: string[] = packed[0].files.map((f: { path: string }) => f.path);
-  for (const must of ['bin/service.js', 'dist/cli/main.js', 'dist/actors/worker-entry.js', 'schemas/replication.schema.json', 'docs/cli.md', 'LICENSE', 'README.md', 'package.json']) assert.ok(files.includes(must), `${must} is packed`);
-  assert.deepEqual(files.filter((f) => /^(test|bench|\.ci|examples)\//.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts')), []);
+  for (const must of ['bin/service.js', 'dist/cli/main.js', 'dist/actors/worker-entry.js', 'schemas/replication.schema.json', 'docs/cli.md', 'LICENSE', 'README.md', 'package.json', 'examples/shop/service_build.yml', 'examples/jobs/nightly.yaml']) assert.ok(files.includes(must), `${must} is packed`);
+  assert.deepEqual(files.filter((f) => /^(test|bench|\.ci)\//.test(f) || /\.duckdb(\.wal)?$/.test(f) || f.endsWith('.ts') && !f.endsWith('.d.ts')), []);
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8'));
+  assert.equal(pkg.name, PACKAGE_NAME);
+  assert.deepEqual(pkg.bin, { service: 'bin/service.js', [PACKAGE_NAME]: 'bin/service.js' });
+});
+
+test('the printed command is the one that works from where the user stands', () => {
+  const root = join(import.meta.dirname, '..');
+  assert.equal(commandFrom(join(root, 'x')), 'npx service', 'inside the repository');
+  const elsewhere = tempDir('svc-where-');
+  assert.equal(commandFrom(elsewhere, { script: join(root, 'bin', 'service.js'), path: '' }), `npx ${PACKAGE_NAME}`, 'a clone, used from outside it');
+  // A global install: <prefix>/lib/node_modules/service-orchestrator, commands in <prefix>/bin.
+  const prefix = tempDir('svc-prefix-');
+  const pkg = join(prefix, 'lib', 'node_modules', PACKAGE_NAME);
+  mkdirSync(join(pkg, 'bin'), { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), '{}');
+  writeFileSync(join(pkg, 'bin', 'service.js'), '', { mode: 0o755 });
+  mkdirSync(join(prefix, 'bin'));
+  for (const name of ['service', PACKAGE_NAME]) symlinkSync(join(pkg, 'bin', 'service.js'), join(prefix, 'bin', name));
+  const other = tempDir('svc-sbin-');
+  writeFileSync(join(other, 'service'), '', { mode: 0o755 });
+  const script = join(prefix, 'bin', 'service');
+  assert.equal(commandFrom(elsewhere, { root: pkg, script, path: join(prefix, 'bin') }), 'service');
+  assert.equal(commandFrom(elsewhere, { root: pkg, script, path: `${other}${delimiter}${join(prefix, 'bin')}` }), PACKAGE_NAME, 'a system service comes first');
+  assert.equal(commandFrom(elsewhere, { root: pkg, script, path: other }), script, 'the bin directory is not on PATH');
+  assert.equal(schemaBase(elsewhere, { root: pkg }), `${pathToFileURL(join(realpathSync(pkg), 'schemas')).href}/`);
+  // The package in a project's node_modules: npx finds it from inside the project.
+  const proj = tempDir('svc-proj-');
+  writeFileSync(join(proj, 'package.json'), '{}');
+  const local = join(proj, 'node_modules', PACKAGE_NAME);
+  mkdirSync(local, { recursive: true });
+  assert.equal(commandFrom(join(proj, 'my-project'), { root: local, script: join(proj, 'node_modules', '.bin', 'service'), path: '' }), 'npx service');
+  assert.equal(schemaBase(join(proj, 'my-project', 'models'), { root: local }), `../../node_modules/${PACKAGE_NAME}/schemas/`);
+  // npx's copy of the published package: the same npx command, and the published schemas.
+  const npx = join(tempDir('svc-cache-'), '_npx', '0123abcd', 'node_modules', PACKAGE_NAME);
+  mkdirSync(npx, { recursive: true });
+  assert.equal(commandFrom(elsewhere, { root: npx, script: join(npx, '..', '.bin', PACKAGE_NAME), path: '' }), `npx ${PACKAGE_NAME}`);
+  assert.match(schemaBase(elsewhere, { root: npx }), new RegExp(`^https://unpkg\\.com/${PACKAGE_NAME}@\\d+\\.\\d+\\.\\d+/schemas/$`));
 });

@@ -299,11 +299,12 @@ test('options this version cannot honour are refused at save time, never accepte
   assert.deepEqual(
     problems(text).map(([path, message]) => [path, message]),
     [
-      ['streams["public.users"].source_options.flatten', 'source_options.flatten is not supported by this version: nested JSON values are loaded as JSON columns; remove the key or set it to false'],
-      ['streams["public.users"].target_options.adjust_column_type', 'target_options.adjust_column_type is not supported by this version: existing column types are kept; remove the key or set it to false'],
       ['streams["public.users"].target_options.batch_limit', 'target_options.batch_limit is not supported by this version: each stream is loaded as one COPY in one transaction; remove the key'],
     ],
   );
   // Their "off" values are what this version does, so they are accepted.
   assert.deepEqual(problems(oneStream(['object: a.b', 'source_options: {flatten: false}', 'target_options: {adjust_column_type: false}'])), []);
+  // flatten and adjust_column_type are honoured (replication-flatten.test.ts, replication-adjust-types.test.ts); a non-boolean is refused.
+  assert.deepEqual(problems(oneStream(['object: a.b', 'target_options: {adjust_column_type: true}'])), []);
+  assert.equal(problems(oneStream(['object: a.b', 'target_options: {adjust_column_type: sometimes}'])).length, 1);
 });

@@ -58,13 +58,15 @@ for (const wh of [duckWarehouse(), pgWh]) {
       assert.match(results[1]!.error, /missing_table/);
       assert.deepEqual([results[0]!.error, results[2]!.error, results[3]!.error], ['', '', '']);
       assert.deepEqual(totals(r), { total: 4, ok: 2, failed: 1, skipped: 1, rows: 2, bytes: 0, ok_names: `${s}.a,${s}.d` });
-      assert.ok(r.err.includes(`fatal: build execution failed: build completed with 1 error(s): ${s}.b: ${results[1]!.error}\n`), r.err);
+      // The fatal line repeats the error's first line and where it points; the JSON (or the Errors block) holds all of it.
+      assert.ok(r.err.includes(`fatal: build execution failed: build completed with 1 error(s): ${s}.b: ${results[1]!.error.split('\n')[0]} (at b.sql:1)\n`), r.err);
+      assert.match(results[1]!.error, /\nLINE \d+: select \* from missing_table\n {8,}\^/, 'the statement line the error points at, on both targets');
       assert.deepEqual(progress(r.err), [], 'no progress lines with --json');
 
       const text = await build('run', dir, ...wh.args);
       assert.equal(text.code, 1);
       const errLines = results[1]!.error.split('\n').map((l) => `      ${l}`);
-      assert.equal(text.out, ['Errors:', `  - ${s}.b:`, ...errLines].join('\n') + '\n');
+      assert.equal(text.out, ['Errors:', `  - ${s}.b:`, ...errLines, '      at b.sql:1'].join('\n') + '\n');
       assert.match(text.err, /INF Build Completed in \S+ \| 2 Successes \| 1 Failures \| 1 Skipped\n/);
       const lines = progress(text.err);
       assert.ok(lines.includes(`ERR [2/4] ${s}.b (full-refresh) FAIL`), lines.join('\n'));

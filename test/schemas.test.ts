@@ -20,11 +20,14 @@ import { tempDir } from './helpers/build-cli.js';
 const root = join(import.meta.dirname, '..');
 const ajv = new Ajv2020({ strict: true, allErrors: true });
 const validators = new Map(FILE_SCHEMAS.map((f) => [f.file, ajv.compile(JSON.parse(readFileSync(join(root, 'schemas', f.file), 'utf8')))]));
-const quiet = { log: () => {}, enabled: () => false };
+/** Warnings of the last service_build.yml the loader read. */
+let warned: string[] = [];
+const quiet = { log: (level: string, msg: string) => void (level === 'warn' && warned.push(msg)), enabled: () => false };
 
 /** The loader's verdict on `text` as a file of the schema's kind: '' when it loads, else its first complaint. */
 function loaderVerdict(schema: string, text: string): string {
   if (schema === 'service_build.schema.json') {
+    warned = [];
     try {
       parseConfig(text, '/tmp/service_build.yml', 'service_build.yml', { logger: quiet } as Parameters<typeof parseConfig>[3]);
       return '';
@@ -78,10 +81,21 @@ test('every example names its schema on its first line and passes both the schem
   assert.deepEqual([...kinds].sort(), FILE_SCHEMAS.map((f) => f.file).sort(), 'an example of every kind');
 });
 
-/** [schema, file text, valid?] — the schema and the loader must both give this verdict. */
-const CORPUS: readonly [string, string, boolean][] = [
+/**
+ * [schema, file text, valid?] — the schema and the loader must both give this
+ * verdict; 'flagged': a key the loader ignores, naming it on a warning (in
+ * service_build.yml) or not reading it, which the schema refuses so an editor
+ * marks the typo.
+ */
+const CORPUS: readonly [string, string, boolean | 'flagged'][] = [
   ['service_build.schema.json', 'target: DUCK\nvars: {a: 1}\ndefaults: {mode: table, tags: [daily], unique_key: [id, day]}\n', true],
-  ['service_build.schema.json', 'target: DUCK\nsomething_else: 1\n', true],
+  ['service_build.schema.json', 'target: DUCK\nsomething_else: 1\n', 'flagged'],
+  ['service_build.schema.json', 'targt: DUCK\n', 'flagged'],
+  ['service_build.schema.json', 'target: DUCK\ndefaults: {mod: table}\n', 'flagged'],
+  ['service_build.schema.json', 'target: DUCK\ndefaults: {mode: tabel}\n', false],
+  ['service_build.schema.json', 'target: DUCK\ndefaults: {merge_strategy: upsert}\n', false],
+  ['env.schema.json', 'connections:\n  PG: {type: postgres, user: me, ulr: "postgresql://x"}\n', 'flagged'],
+  ['env.schema.json', 'conections:\n  PG: {type: postgres, user: me}\n', 'flagged'],
   ['service_build.schema.json', 'dbt_project: {models_path: models}\ndev: {schema: dev_me}\n', true],
   ['service_build.schema.json', 'target: 5\n', false],
   ['service_build.schema.json', 'target: ~\n', false],
@@ -122,12 +136,27 @@ const CORPUS: readonly [string, string, boolean][] = [
 ];
 
 test('the schema and the loader agree on a corpus of good and bad files', () => {
-  for (const [schema, text, valid] of CORPUS) {
+  for (const [schema, text, verdict] of CORPUS) {
     const bySchema = schemaVerdict(schema, text);
     const byLoader = loaderVerdict(schema, text);
+    const valid = verdict === true;
     assert.equal(bySchema === '', valid, `${schema} ${JSON.stringify(text)}: schema says ${bySchema || 'valid'}`);
-    assert.equal(byLoader === '', valid, `${schema} ${JSON.stringify(text)}: loader says ${byLoader || 'valid'}`);
+    assert.equal(byLoader === '', verdict !== false, `${schema} ${JSON.stringify(text)}: loader says ${byLoader || 'valid'}`);
+    if (verdict === 'flagged' && schema === 'service_build.schema.json') assert.match(warned.join('\n'), /ignoring unknown key\(s\): /, text);
     // A bad file is bad for its own reason, not for a missing key every bad file of the corpus shares.
     if (!valid) assert.doesNotMatch(byLoader, /"object" is required/, text);
+  }
+});
+
+test('the YAML files `service init` writes name their schema and pass it', async () => {
+  const { initCommand } = await import('../cli/init.js');
+  const dir = join(tempDir('svc-init-schema-'), 'p');
+  assert.equal(initCommand({ command: 'init', positionals: [dir], values: new Map() } as unknown as Parameters<typeof initCommand>[0], { out: () => {}, err: () => {} }), 0);
+  for (const [file, schema] of [['models/service_build.yml', 'service_build.schema.json'], ['models/env.yaml', 'env.schema.json']] as const) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    const m = /^# yaml-language-server: \$schema=(\S+)\n/.exec(text);
+    assert.ok(m, `${file} names its schema`);
+    assert.ok(m[1]!.endsWith(`/schemas/${schema}`), m[1]);
+    assert.deepEqual([schemaVerdict(schema, text), loaderVerdict(schema, text)], ['', ''], file);
   }
 });

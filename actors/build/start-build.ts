@@ -39,6 +39,12 @@ export interface BuildHandle {
   readonly actor: BuildActor;
   /** Workers after the single-writer cap. */
   readonly threads: number;
+  /**
+   * The outcome of a node that failed after it was written (a failing data
+   * test, an end hook), readable from its `node.finish` event on: what was
+   * built and which tests ran.
+   */
+  readonly failedOutcome: (id: string) => NodeOutcome | undefined;
   /** Resolves when every node is final and resources are released. */
   readonly finished: Promise<Awaited<BuildActor['done']>>;
 }
@@ -103,10 +109,11 @@ export async function startBuild(input: BuildRunInput, beforeStart: (handle: Omi
       },
     },
   );
-  beforeStart({ actor, threads });
+  const failedOutcome = (id: string) => failedOutcomes.get(id);
+  beforeStart({ actor, threads, failedOutcome });
   const finished = actor
     .start()
     .then((result) => ({ ...result, records: result.records.map((r) => (r.status === 'error' && failedOutcomes.has(r.id) ? { ...r, result: failedOutcomes.get(r.id) } : r)) }))
     .finally(() => runner.close());
-  return { actor, threads, finished };
+  return { actor, threads, failedOutcome, finished };
 }

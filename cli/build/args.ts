@@ -51,7 +51,8 @@ export function buildArgs(command: BuildCommand, a: ParsedArgs): BuildArgs {
   if (t !== undefined) {
     if (!/^-?\d+$/.test(t.trim())) throw usage(`invalid argument "${t}" for "--threads": expected an integer`);
     threads = Number(t);
-    if (threads <= 0) threads = 4;
+    // A thread count below 1 is a mistake on the command line, not a request for the default.
+    if (threads <= 0) throw usage(`invalid argument "${t}" for "--threads": expected a positive integer`);
   }
   const vars = flagValue(a, 'vars');
   const range = flagValue(a, 'range');

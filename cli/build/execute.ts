@@ -11,7 +11,7 @@ import { executeBuild, newRunId, nodeKind } from '../../actors/build/execute-bui
 import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { BuildArgs } from './args.js';
-import { progressLine, formatDuration, rowsNote, type ResultRecord } from './render-run.js';
+import { builtButTestFailedLine, progressLine, formatDuration, rowsNote, type ResultRecord } from './render-run.js';
 
 export { newRunId };
 
@@ -62,7 +62,7 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
       state: process.env.SERVICE_STATE || undefined,
       hooks: modelHooks(p, logger),
       ...(ahead ? { ahead } : {}),
-      beforeStart: ({ actor, threads }) => {
+      beforeStart: ({ actor, threads, failedOutcome }) => {
         actorRef = actor;
         if (threads === 1 && args.threads > 1 && p.connection?.type === 'duckdb') {
           logger.log('info', `target '${p.targetName}' is single-writer (duckdb): threads capped from ${args.threads} to 1`);
@@ -77,6 +77,9 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
                   ? `FAIL (${formatDuration(e.durationMs)})${rowsNote(nodeKind(e.node), e.result?.rows)}`
                   : `${e.result && e.result.warnings.length > 0 ? 'WARN' : 'OK'} (${formatDuration(e.durationMs)})${rowsNote(nodeKind(e.node), e.result?.rows)}`;
             logger.log(e.status === 'error' ? 'error' : 'info', progressLine(e.index, e.total, e.node.table, nodeKind(e.node), word));
+            const failed = e.status === 'error' && e.node.kind === 'model' ? failedOutcome(e.id) : undefined;
+            const built = failed?.tests && e.node.kind === 'model' ? builtButTestFailedLine(e.node.table, nodeKind(e.node), failed.rows, failed.tests, e.node.tests.length) : undefined;
+            if (built !== undefined) logger.log('error', built);
           });
         }
         actor.events.on('run.cancelling', (e) => logger.log('info', `interrupted: cancelling ${e.running} running node(s)`));

@@ -49,13 +49,16 @@ export function summaryLine(ms: number, p: Pick<RunPayload, 'ok' | 'failed' | 's
   return `Build Completed in ${formatDuration(ms)} | ${p.ok} Successes | ${p.failed} Failures${p.skipped > 0 ? ` | ${p.skipped} Skipped` : ''}`;
 }
 
-export function errorsBlock(results: readonly ResultRecord[]): string {
+/** `Errors:` and each failed node's error; `locate` adds where a SQL error points (`at marts/bad.sql:5`). */
+export function errorsBlock(results: readonly ResultRecord[], locate?: (r: ResultRecord) => string | undefined): string {
   const failed = results.filter((r) => r.status === 'error');
   if (failed.length === 0) return '';
   const lines = ['Errors:'];
   for (const r of failed) {
     lines.push(`  - ${r.name}:`);
     for (const l of r.error.split('\n')) lines.push(`      ${l}`);
+    const at = locate?.(r);
+    if (at !== undefined) lines.push(`      ${at}`);
   }
   return lines.join('\n') + '\n';
 }
@@ -67,6 +70,23 @@ export function testLine(t: TestResult): string {
   const prefix = `test ${t.test} on ${t.node} `;
   const rows = t.violations !== null && t.violations > 0 ? ` (${t.violations} violating row${t.violations === 1 ? '' : 's'})` : '';
   return `${prefix}${'.'.repeat(Math.max(3, 70 - prefix.length))} ${TEST_WORD[t.status]}${rows}`;
+}
+
+/**
+ * The line beside a model's FAIL line when the model was written and a data
+ * test failed: bad data, not bad SQL. `planned` is the number of data tests the
+ * model has; the ones after the failing test are not run, and the model's
+ * dependents are skipped (the contract's outcome for a failing model).
+ */
+export function builtButTestFailedLine(table: string, kind: string, rows: number, ran: readonly TestResult[], planned: number): string | undefined {
+  const failed = ran.at(-1);
+  if (failed === undefined || (failed.status !== 'fail' && failed.status !== 'error')) return undefined;
+  const what =
+    failed.status === 'fail'
+      ? `failed: ${failed.violations} violating row${failed.violations === 1 ? '' : 's'}`
+      : 'could not run (its query failed)';
+  const notRun = planned - ran.length;
+  return `  model ${table} built${rowsNote(kind, rows)}; data test ${failed.test} ${what}${notRun > 0 ? `; ${notRun} remaining test${notRun === 1 ? '' : 's'} not run` : ''}; dependents skipped`;
 }
 
 /** `Tests: N passed, M warned, K failed`; a test whose query failed counts as failed. */

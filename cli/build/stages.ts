@@ -14,7 +14,8 @@ import { listEntries, listText } from './render-list.js';
 import { printFatal, type Io } from '../io.js';
 import { errorChain } from '../../engine/errors.js';
 import type { ExecutionResult } from './execute.js';
-import { errorsBlock, failureSummary, runPayload, summaryLine, testEntries, testLine, testsSummary } from './render-run.js';
+import { errorsBlock, failureSummary, runPayload, summaryLine, testEntries, testLine, testsSummary, type ResultRecord } from './render-run.js';
+import { locateSqlError, nodeOfRecord } from './sql-error-location.js';
 
 export function toRequest(args: BuildArgs, command: BuildCommand, path = args.path): BuildRequest {
   return {
@@ -76,15 +77,31 @@ async function single(args: BuildArgs, command: BuildCommand, p: PreparedBuild, 
     default: {
       const { executePrepared } = await import('./execute.js');
       const ex = await executePrepared(args, command, p, logger, ahead);
-      return renderExecution(args, command, p.root, p.targetName, ex, logger, io, p.compiled.project.format === 'dbt');
+      return renderExecution(args, command, p, ex, logger, io);
     }
   }
 }
 
+/** Where a failed record's SQL error points in its model file (sql-error-location.ts). */
+function sqlErrorLocator(p: PreparedBuild): (r: ResultRecord) => string | undefined {
+  return (r) => locateSqlError(r.error, nodeOfRecord(r, p.selected), `service build compile ${p.root} -s ${nodeOfRecord(r, p.selected)?.name ?? r.name}`);
+}
+
+/** Failed records cut to their error's first line, followed by where it points. */
+function briefErrors(records: readonly ResultRecord[], locate: (r: ResultRecord) => string | undefined): ResultRecord[] {
+  return records.map((r) => {
+    if (r.status !== 'error') return r;
+    const at = locate(r);
+    return { ...r, error: `${r.error.split('\n')[0]!}${at ? ` (${at})` : ''}` };
+  });
+}
+
 /** Prints the summary, payload, errors block and fatal line of one executed project. */
 /** `dbt`: a dbt project, whose `test --json` entries also carry each test's failing rows. */
-function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string, target: string, ex: ExecutionResult, logger: Logger, io: Io, dbt = false): number {
-  const payload = runPayload(root, target, ex.records);
+function renderExecution(args: BuildArgs, command: 'run' | 'test', p: PreparedBuild, ex: ExecutionResult, logger: Logger, io: Io): number {
+  const dbt = p.compiled.project.format === 'dbt';
+  const payload = runPayload(p.root, p.targetName, ex.records);
+  const locate = sqlErrorLocator(p);
   if (ex.tests.length > 0) {
     for (const t of ex.tests) logger.log(t.status === 'pass' ? 'info' : t.status === 'warn' ? 'warn' : 'error', testLine(t));
     logger.log('info', testsSummary(ex.tests));
@@ -92,9 +109,10 @@ function renderExecution(args: BuildArgs, command: 'run' | 'test', root: string,
   logger.log('info', summaryLine(ex.durationMs, payload));
   // `tests` is additive (and only there when a data test ran): the payload's own fields are unchanged.
   if (args.json) io.out(JSON.stringify(command === 'test' ? testEntries(ex.records, dbt ? ex.tests : []) : { ...payload, ...(ex.tests.length > 0 ? { tests: ex.tests } : {}) }) + '\n');
-  else if (payload.failed > 0) io.out(errorsBlock(ex.records));
+  else if (payload.failed > 0) io.out(errorsBlock(ex.records, locate));
   else if (payload.total === 0) io.out('No models selected.\n');
-  if (payload.failed > 0) io.err(`fatal: build execution failed: ${failureSummary(ex.records)}\n`);
+  // The Errors block (or the JSON) holds each error in full; the fatal line repeats only its first line and where it points.
+  if (payload.failed > 0) io.err(`fatal: build execution failed: ${failureSummary(briefErrors(ex.records, locate))}\n`);
   if (ex.signalExit !== undefined) return ex.signalExit;
   return payload.failed > 0 ? 1 : 0;
 }
@@ -166,8 +184,9 @@ async function independentExecution(
         const ex = await executePrepared(args, command, r.prepared, logger);
         const payload = runPayload(r.path, r.prepared.targetName, ex.records);
         logger.log('info', summaryLine(ex.durationMs, payload));
-        if (!args.json) io.out(`=== Sub-project: ${r.dir} (target: ${r.prepared.targetName}) ===\n${payload.failed > 0 ? errorsBlock(ex.records) : ''}\n`);
-        slots[i] = { dir: r.dir, payload: { ...payload, error: '' }, ...(payload.failed > 0 ? { fatal: `could not execute sub-project ${r.dir}: ${failureSummary(ex.records)}` } : {}) };
+        const locate = sqlErrorLocator(r.prepared);
+        if (!args.json) io.out(`=== Sub-project: ${r.dir} (target: ${r.prepared.targetName}) ===\n${payload.failed > 0 ? errorsBlock(ex.records, locate) : ''}\n`);
+        slots[i] = { dir: r.dir, payload: { ...payload, error: '' }, ...(payload.failed > 0 ? { fatal: `could not execute sub-project ${r.dir}: ${failureSummary(briefErrors(ex.records, locate))}` } : {}) };
         if (ex.signalExit !== undefined) signalExit = ex.signalExit;
       } catch (err) {
         const msg = errorChain(err);

@@ -77,7 +77,7 @@ function readSourceOptions(s: Scope, map: YMap, path: readonly PathSeg[]): Sourc
   set(o, 'null_if', readString(s, e.get('null_if'), path));
   set(o, 'empty_as_null', readBool(s, e.get('empty_as_null'), path));
   set(o, 'datetime_format', readString(s, e.get('datetime_format'), path));
-  set(o, 'flatten', unsupportedWhenOn(s, e.get('flatten'), path, 'source_options.flatten is not supported by this version: nested JSON values are loaded as JSON columns; remove the key or set it to false'));
+  set(o, 'flatten', readBool(s, e.get('flatten'), path));
   const rangeEntry = e.get('range');
   const range = readString(s, rangeEntry, path);
   if (range !== undefined && rangeEntry !== undefined && !isRange(range)) {
@@ -85,16 +85,6 @@ function readSourceOptions(s: Scope, map: YMap, path: readonly PathSeg[]): Sourc
   } else set(o, 'range', range);
   set(o, 'limit', readPositive(s, e.get('limit'), path));
   return o;
-}
-
-/**
- * A boolean option whose `true` this version cannot honour: saying so at save
- * time beats accepting the key and loading differently from what it asks.
- */
-function unsupportedWhenOn(s: Scope, e: YEntry | undefined, path: readonly PathSeg[], message: string): boolean | undefined {
-  const v = readBool(s, e, path);
-  if (v === true && e !== undefined) s.problems.add([...path, e.key], message, e.value.offset);
-  return v;
 }
 
 function targetOptionKeys(kind: ConnectionKind | undefined): Set<string> {
@@ -115,7 +105,7 @@ function readTargetOptions(s: Scope, map: YMap, path: readonly PathSeg[], target
   const o: Mutable<TargetOptions> = {};
   set(o, 'column_casing', readEnum(s, e.get('column_casing'), path, COLUMN_CASINGS));
   set(o, 'add_new_columns', readBool(s, e.get('add_new_columns'), path));
-  set(o, 'adjust_column_type', unsupportedWhenOn(s, e.get('adjust_column_type'), path, 'target_options.adjust_column_type is not supported by this version: existing column types are kept; remove the key or set it to false'));
+  set(o, 'adjust_column_type', readBool(s, e.get('adjust_column_type'), path));
   set(o, 'merge_strategy', readEnum(s, e.get('merge_strategy'), path, MERGE_STRATEGIES));
   set(o, 'pre_sql', readSqlText(s, e.get('pre_sql'), path));
   set(o, 'post_sql', readSqlText(s, e.get('post_sql'), path));

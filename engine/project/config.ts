@@ -7,39 +7,40 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseYaml } from '../yaml-lib.js';
 import { array, boolean, string, type, unknown, validate, type Infer } from 'superstruct';
-import { described, keysOf, mapOf, maybe, oneOf } from '../schemas/shape.js';
+import { closedForEditors, described, keysOf, mapOf, maybe, oneOf, oneOfStrings } from '../schemas/shape.js';
 import { EngineError } from '../errors.js';
 import { lookupVar } from '../home-env.js';
 import { recordingLogger, type Level, type Logger } from '../log.js';
 import { substituteEnv, unresolvedIn } from './env-substitution.js';
 import { yamlErrorDetail } from './yaml-error.js';
-import { isMergeStrategy, mergeStrategyError, resolveModeValue, type MergeStrategy, type Mode } from './modes.js';
+import { isMergeStrategy, MERGE_STRATEGIES, mergeStrategyError, MODES, resolveModeValue, type MergeStrategy, type Mode } from './modes.js';
 
-const DefaultsShape = type({
-  mode: maybe(described(string(), 'materialization of every model without its own: view, table (full-refresh), incremental, ephemeral, …')),
+const DefaultsShape = closedForEditors(type({
+  mode: maybe(oneOfStrings([...MODES, 'table'], 'materialization of every model without its own: view, table (= full-refresh), incremental, append, truncate')),
   schema: maybe(string()),
   database: maybe(string()),
   tags: maybe(array(string())),
   unique_key: maybe(oneOf([string(), array(string())])),
   update_key: maybe(string()),
-  merge_strategy: maybe(described(string(), 'delete+insert, update+insert or insert')),
+  merge_strategy: maybe(oneOfStrings(MERGE_STRATEGIES, 'delete+insert, update+insert or insert')),
   enabled: maybe(boolean()),
-  hooks: maybe(type({ start: maybe(array(unknown())), end: maybe(array(unknown())) })),
+  hooks: maybe(closedForEditors(type({ start: maybe(array(unknown())), end: maybe(array(unknown())) }))),
   drop_cascade: maybe(boolean()),
-});
+}));
 
 /**
  * The shape of service_build.yml: the loader validates every file against
  * it, and schemas/service_build.schema.json is generated from it. Unknown
- * keys are allowed (named on a DEBUG line).
+ * keys load with a warning naming them; the schema refuses them, so an
+ * editor marks a typo (`targt:`) as it is typed.
  */
-export const ConfigShape = type({
+export const ConfigShape = closedForEditors(type({
   target: maybe(described(string(), 'the connection models are built in')),
   dev: maybe(oneOf([type({ schema: maybe(string()), target: maybe(string()), database: maybe(string()) }), unknown()])),
-  dbt_project: maybe(oneOf([boolean(), type({ models_path: maybe(string()), seeds_path: maybe(string()) })])),
+  dbt_project: maybe(oneOf([boolean(), closedForEditors(type({ models_path: maybe(string()), seeds_path: maybe(string()) }))])),
   vars: maybe(described(mapOf(unknown()), 'template variables, read with var("name") or as {{ name }}')),
   defaults: maybe(DefaultsShape),
-});
+}));
 const KNOWN_KEYS = keysOf(ConfigShape);
 const KNOWN_DEFAULTS = keysOf(DefaultsShape);
 type RawConfig = Infer<typeof ConfigShape>;

@@ -9,6 +9,7 @@ import { quoteRelation } from '../targets/relation.js';
 import type { SourceOptions } from '../jobs/replication-model.js';
 import { duckColumn, type Dialect, type SourceColumn } from './column-types.js';
 import type { DuckSession } from './duck-session.js';
+import { flattenedFrom } from './json-flatten.js';
 import type { Feed } from './feed.js';
 import { sqlFrom } from './pg-source.js';
 import type { FileEntry, FileFormat, SourceRead, StreamPlan } from './plan-types.js';
@@ -57,7 +58,13 @@ export function duckFrom(read: SourceRead, options: SourceOptions): string {
   return fileReader(read.files, read.format, options);
 }
 
-export async function prepareDuckSource(s: DuckSession, plan: StreamPlan, from: string, target: Dialect): Promise<PreparedSource> {
+export async function prepareDuckSource(s: DuckSession, plan: StreamPlan, read: string, target: Dialect, log?: (line: string) => void): Promise<PreparedSource> {
+  let from = read;
+  if (plan.sourceOptions.flatten === true) {
+    const flat = await flattenedFrom(s, read);
+    from = flat.from;
+    log?.(flat.flattened > 0 ? `flatten: ${flat.flattened} nested column(s) split into columns named by their path (a__b)` : 'flatten: the source has no nested objects to split');
+  }
   const described = await s.rows(`DESCRIBE SELECT * FROM ${from}`);
   const all = described.map((r) => duckColumn(String(r[0]), String(r[1])));
   const columns = selectColumns(all, plan.select, plan.streamName);

@@ -109,10 +109,10 @@ async function intoTable(plan: StreamPlan, read: SourceRead, rt: StreamRuntime):
       if (source.type === 'duckdb') {
         return duckRunner(rt)(source.path, async (conn) => {
           const s = new DuckSession(conn, rt.signal);
-          return loadTable(pgTableTarget(t, log), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres'), plan, rel, log);
+          return loadTable(pgTableTarget(t, log), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres', log), plan, rel, log);
         });
       }
-      return withTempDir((dir) => withMemoryDuckdb(rt.signal, dir, async (s) => loadTable(pgTableTarget(t, log), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres'), plan, rel, log)));
+      return withTempDir((dir) => withMemoryDuckdb(rt.signal, dir, async (s) => loadTable(pgTableTarget(t, log), await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'postgres', log), plan, rel, log)));
     });
   }
   const duck = target as DuckDbConnection;
@@ -124,7 +124,7 @@ async function intoTable(plan: StreamPlan, read: SourceRead, rt: StreamRuntime):
     if (source.type === 'postgres') {
       return withPg(source, rt, async (s) => loadTable(table, await preparePgSource(s, plan, 'duckdb'), plan, duckRel, log));
     }
-    return loadTable(table, await prepareDuckSource(t, plan, duckFrom(read, plan.sourceOptions), 'duckdb'), plan, duckRel, log);
+    return loadTable(table, await prepareDuckSource(t, plan, duckFrom(read, plan.sourceOptions), 'duckdb', log), plan, duckRel, log);
   });
 }
 
@@ -139,7 +139,7 @@ async function duckToOtherDuck(plan: StreamPlan, read: SourceRead, source: DuckD
     const file = join(dir, 'rows.parquet');
     const exported = await run(source.path, async (conn) => {
       const s = new DuckSession(conn, rt.signal);
-      const src = await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'duckdb');
+      const src = await prepareDuckSource(s, plan, duckFrom(read, plan.sourceOptions), 'duckdb', rt.log);
       const feed = src.feed({ columns: src.columns });
       if (feed.kind !== 'duckdb-sql') throw new EngineError('internal', 'expected a DuckDB query');
       return s.run(`COPY (${feed.sql}) TO ${quoteString(file)} (FORMAT parquet)`);
@@ -160,7 +160,7 @@ async function intoFile(plan: StreamPlan, read: SourceRead, rt: StreamRuntime): 
   const write = plan.write as FileWrite;
   const { source } = plan;
   const exportQuery = async (s: DuckSession, from: string) => {
-    const src = await prepareDuckSource(s, plan, from, 'duckdb');
+    const src = await prepareDuckSource(s, plan, from, 'duckdb', rt.log);
     const feed = src.feed({ columns: src.columns });
     if (feed.kind !== 'duckdb-sql') throw new EngineError('internal', 'expected a DuckDB query');
     return feed.sql;
@@ -199,6 +199,8 @@ export async function runStream(plan: StreamPlan, rt: StreamRuntime): Promise<St
       if (plan.filesModifiedAfter === undefined) throw new EngineError('node', `no files found for stream "${plan.key}" in connection ${plan.source.name}`);
       return { rows: 0, bytes: 0 };
     }
+    // flatten splits the nested objects DuckDB reads (JSON files); a PostgreSQL source's columns load as they are.
+    if (plan.sourceOptions.flatten === true && plan.source.type === 'postgres') rt.log('flatten: applies to JSON read by DuckDB; the columns of a PostgreSQL source load as they are (jsonb as JSON)');
     const count = plan.write!.kind === 'file' ? await intoFile(plan, picked.read, rt) : await intoTable(plan, picked.read, rt);
     const fileBytes = picked.files.reduce((a, f) => a + f.size, 0);
     const seconds = (Date.now() - started) / 1000;

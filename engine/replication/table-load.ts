@@ -14,7 +14,9 @@
  * - backfill: rows whose `update_key` lies in the range, upserted.
  *
  * Loads into existing tables run inside one transaction, so a failure in
- * the middle leaves the pre-run rows as they were.
+ * the middle leaves the pre-run rows as they were. Before such a load,
+ * source columns the table lacks are added (`add_new_columns`) and, with
+ * `adjust_column_type`, columns too narrow for the source are widened.
  */
 import { EngineError } from '../errors.js';
 import { mergeSql, type MergeSqlStrategy } from '../targets/merge-sql.js';
@@ -22,6 +24,7 @@ import { quoteIdent, quoteRelation, tempRelation } from '../targets/relation.js'
 import type { Relation } from '../targets/target.js';
 import { ddlType, type Dialect, type SourceColumn } from './column-types.js';
 import type { Feed, LoadCount } from './feed.js';
+import { alterTypeSql, compareTypes } from './adjust-column-type.js';
 import { castColumnName } from './column-casing.js';
 import type { StreamPlan } from './plan-types.js';
 import { LOADED_AT_COLUMN, findColumn, loadedAtColumn } from './source-query.js';
@@ -164,6 +167,7 @@ async function reconcile(x: Ctx, table: TargetTable, cols: readonly SourceColumn
     const found = table.columns.find((t) => t.name === wanted) ?? table.columns.find((t) => t.name.toLowerCase() === wanted.toLowerCase());
     const ddl = ddlType(x.src.dialect, x.t.dialect, c);
     if (found !== undefined) {
+      if (x.plan.targetOptions.adjust_column_type === true) await adjustType(x, found, ddl);
       source.push(c);
       load.push({ name: found.name, ddl });
     } else if (x.plan.targetOptions.add_new_columns !== false) {
@@ -176,6 +180,17 @@ async function reconcile(x: Ctx, table: TargetTable, cols: readonly SourceColumn
     }
   }
   return { source, load };
+}
+
+/** `adjust_column_type: true`: widens the column when its type cannot hold the source's (adjust-column-type.ts). */
+async function adjustType(x: Ctx, column: TargetTable['columns'][number], ddl: string): Promise<void> {
+  const verdict = compareTypes(column.type, ddl);
+  if (verdict === 'widen') {
+    await x.t.exec(alterTypeSql(x.t.dialect, x.rel, column.name, ddl));
+    x.log(`adjusted column ${column.name} of ${quoteRelation(x.rel)} from ${column.type} to ${ddl}`);
+  } else if (verdict === 'unordered') {
+    x.log(`column ${column.name} of ${quoteRelation(x.rel)} keeps its type ${column.type}: the source's ${ddl} is not a wider type of it`);
+  }
 }
 
 async function ensureTable(x: Ctx, existing: TargetTable | null): Promise<TargetTable> {

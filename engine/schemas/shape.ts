@@ -14,6 +14,13 @@ export interface ShapeNote {
   readonly description?: string;
   /** A string's pattern, or a mapping's key pattern. */
   readonly pattern?: RegExp;
+  /**
+   * Schema only: a `type()` mapping whose other keys the loader ignores with a
+   * warning, so an editor flags them (`targt:`) — additionalProperties: false.
+   */
+  readonly closed?: boolean;
+  /** Schema only: the values a string takes, for an editor's enum (the loader checks them with its own messages). */
+  readonly allowed?: readonly string[];
 }
 
 export const NOTES = new WeakMap<Struct<any, any>, ShapeNote>();
@@ -65,3 +72,17 @@ export function keysOf(s: Struct<any, any>): ReadonlySet<string> {
 }
 
 export { object };
+
+/**
+ * `s` (a `type()` mapping) with its JSON Schema closed: the loader still reads
+ * it as an open mapping and names unknown keys on a warning, while an editor
+ * marks them as errors, where a typo is seen as it is typed.
+ */
+export function closedForEditors<T extends Struct<any, any>>(s: T): T {
+  return note(s, { closed: true });
+}
+
+/** A string whose JSON Schema lists `values` (the loader keeps its own check and messages). */
+export function oneOfStrings(values: readonly string[], description: string): Struct<string, null> {
+  return note(described(string(), description), { allowed: values });
+}

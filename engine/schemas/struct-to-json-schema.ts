@@ -1,6 +1,6 @@
 /**
  * A superstruct struct → a JSON Schema (draft 2020-12), for the shapes in
- * shape.ts: object (closed) and type (open) mappings, optional and nullable
+ * shape.ts: object (closed) and type (open, unless closedForEditors) mappings, optional and nullable
  * fields, string, number, integer, boolean, enums, literal, array, unions
  * and records noted by shape.ts, unknown/any. Anything else is an error, so
  * a shape cannot silently produce a schema that accepts everything.
@@ -22,6 +22,7 @@ function convert(s: Struct<any, any>): JsonSchema {
   const note = NOTES.get(s);
   switch (s.type) {
     case 'string':
+      if (note?.allowed) return { type: 'string', enum: [...note.allowed] };
       return note?.pattern ? { type: 'string', pattern: note.pattern.source } : { type: 'string' };
     case 'number':
       return { type: 'number' };
@@ -46,7 +47,7 @@ function convert(s: Struct<any, any>): JsonSchema {
         type: 'object',
         properties: Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, structToJsonSchema(f)])),
         ...(required.length > 0 ? { required } : {}),
-        additionalProperties: s.type === 'type',
+        additionalProperties: s.type === 'type' && note?.closed !== true,
       };
     }
     case 'union':

@@ -25,6 +25,24 @@ type Param = string | number | boolean | null;
 interface PgLikeError {
   code?: unknown;
   message?: unknown;
+  /** 1-based character offset of the error in the statement text, as the server sends it. */
+  position?: unknown;
+}
+
+/**
+ * psql's rendering of an error position: the statement's line holding it and
+ * a caret under the character (`LINE 6:   nosuchcol as c` / `          ^`),
+ * as DuckDB writes into its own messages — the CLI maps that line back to the
+ * model file (cli/build/sql-error-location.ts).
+ */
+export function positionLines(sql: string, position: number): string {
+  const offset = Math.min(Math.max(position - 1, 0), sql.length);
+  const start = sql.lastIndexOf('\n', offset - 1) + 1;
+  const endAt = sql.indexOf('\n', offset);
+  const line = sql.slice(start, endAt < 0 ? sql.length : endAt).replace(/\r$/, '');
+  const number = sql.slice(0, start).split('\n').length;
+  const label = `LINE ${number}: `;
+  return `\n${label}${line}\n${' '.repeat(label.length + (offset - start))}^`;
 }
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
@@ -55,13 +73,14 @@ export class PostgresDriver implements SqlDriver {
 
   async query(sql: string, params?: readonly Param[]): Promise<StatementResult> {
     const config: pg.QueryConfig<Param[]> & { rowMode: 'array' } = params === undefined ? { text: sql, rowMode: 'array' } : { text: sql, values: [...params], rowMode: 'array' };
-    const result = await this.track(() => this.client.query<unknown[], Param[]>(config) as Promise<pg.QueryResult<unknown[]> | pg.QueryResult<unknown[]>[]>);
+    const result = await this.track(() => this.client.query<unknown[], Param[]>(config) as Promise<pg.QueryResult<unknown[]> | pg.QueryResult<unknown[]>[]>, sql);
     return toResult(Array.isArray(result) ? result[result.length - 1]! : result);
   }
 
   async batch(statements: readonly string[]): Promise<number[]> {
     if (statements.length === 0) return [];
-    const result = await this.track(() => this.client.query(statements.join(';\n')) as Promise<pg.QueryResult | pg.QueryResult[]>);
+    const text = statements.join(';\n');
+    const result = await this.track(() => this.client.query(text) as Promise<pg.QueryResult | pg.QueryResult[]>, text);
     return (Array.isArray(result) ? result : [result]).map((r) => r.rowCount ?? 0);
   }
 
@@ -101,7 +120,7 @@ export class PostgresDriver implements SqlDriver {
     return cancelledError();
   }
 
-  private async track<T>(start: () => Promise<T>): Promise<T> {
+  private async track<T>(start: () => Promise<T>, sql?: string): Promise<T> {
     if (this.cancelRequested) throw this.consumeCancel();
     let work: Promise<T> | undefined;
     try {
@@ -109,13 +128,13 @@ export class PostgresDriver implements SqlDriver {
       this.inFlight = work;
       return await work;
     } catch (err) {
-      throw this.translate(err);
+      throw this.translate(err, sql);
     } finally {
       if (this.inFlight === work) this.inFlight = undefined;
     }
   }
 
-  private translate(err: unknown): Error {
+  private translate(err: unknown, sql?: string): Error {
     const e = (err ?? {}) as PgLikeError;
     const code = typeof e.code === 'string' && SQLSTATE.test(e.code) ? e.code : undefined;
     const message = typeof e.message === 'string' ? e.message : String(err);
@@ -123,6 +142,8 @@ export class PostgresDriver implements SqlDriver {
     // Target.cancel from another thread; a statement_timeout has a different message.
     if (this.cancelRequested || (code === '57014' && /user request/i.test(message))) return this.consumeCancel();
     if (code === undefined) this.broken = true;
-    return new SqlError(redact(message, this.secrets), code);
+    const position = typeof e.position === 'string' ? Number(e.position) : NaN;
+    const where = sql !== undefined && Number.isInteger(position) && position > 0 ? positionLines(sql, position) : '';
+    return new SqlError(redact(message + where, this.secrets), code);
   }
 }
