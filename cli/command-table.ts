@@ -107,7 +107,7 @@ const BUILD_FLAGS: readonly (OptionDef & { readonly commands: readonly BuildComm
   { long: 'full-refresh', short: 'f', commands: ['run'], help: 'rebuild every selected model from scratch' },
   { long: 'range', value: 'START,END[,STEP]', commands: ['run'], help: 'backfill range' },
   { long: 'no-seeds', commands: ['run'], help: 'skip loading seeds' },
-  { long: 'threads', value: 'N', default: 4, commands: ['run', 'test'], help: 'parallel node executions (a positive integer)' },
+  { long: 'threads', value: 'N', default: 4, commands: ['run', 'test'], help: 'parallel node executions (below 1 means the default)' },
   { long: 'fail-fast', short: 'x', commands: ['run', 'test'], help: 'stop starting nodes after the first failure' },
   { long: 'profiles-dir', value: 'DIR', commands: ALL, help: 'dbt projects: the directory holding profiles.yml' },
   { long: 'freshness', commands: ['test'], help: "dbt projects: check the sources' freshness instead of the data tests" },

@@ -37,6 +37,7 @@ export async function buildCommand(args: BuildArgs, io: Io): Promise<number> {
     }
   }
   const logger = cliLogger(args, io.err);
+  for (const note of args.notes ?? []) logger.log('warn', note);
   let ahead: TargetAhead | undefined;
   try {
     ahead = await targetAhead(args, command);
