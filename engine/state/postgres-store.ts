@@ -23,6 +23,7 @@
 import type pg from 'pg';
 import { Pool } from '../targets/postgres/pg-module.js';
 import { inTransaction } from './pg-transaction.js';
+import { PgPinger } from './pg-ping.js';
 import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
@@ -91,8 +92,11 @@ class PostgresStore implements StateStore {
   readonly kind = 'postgres' as const;
   private readonly cap: number;
 
-  constructor(private readonly pool: pg.Pool, options: StateStoreOptions) {
+  private readonly pinger: PgPinger;
+
+  constructor(private readonly pool: pg.Pool, options: StateStoreOptions, url: string) {
     this.cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
+    this.pinger = new PgPinger(url);
   }
 
   private async all(sql: string, params: unknown[] = [], on: Queryable = this.pool): Promise<Row[]> {
@@ -552,9 +556,14 @@ class PostgresStore implements StateStore {
 
   private closed = false;
 
+  ping(timeoutMs: number): Promise<number> {
+    return this.pinger.ping(timeoutMs);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.pinger.close();
     await this.pool.end();
   }
 }
@@ -578,5 +587,5 @@ export async function openPostgresStore(url: string, options: StateStoreOptions 
     if (err instanceof EngineError) throw err;
     throw new EngineError('connection', `cannot open the PostgreSQL state store: ${(err as Error).message}`, err);
   }
-  return new PostgresStore(pool, options);
+  return new PostgresStore(pool, options, url);
 }

@@ -392,5 +392,13 @@ export interface StateStore {
   getWatermark(target: string, model: string): Promise<Watermark | undefined>;
   setWatermark(target: string, model: string, value: string, now?: string): Promise<void>;
 
+  /**
+   * A cheap read of the executions table within `timeoutMs`, for health
+   * checks: resolves the milliseconds it took; rejects with EngineError
+   * `connection` when the store could not be read in time (unreachable, or
+   * the table locked by someone else). Never waits longer than `timeoutMs`.
+   */
+  ping(timeoutMs: number): Promise<number>;
+
   close(): Promise<void>;
 }
