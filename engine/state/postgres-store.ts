@@ -24,6 +24,7 @@ import type pg from 'pg';
 import { Pool } from '../targets/postgres/pg-module.js';
 import { inTransaction } from './pg-transaction.js';
 import { PgPinger } from './pg-ping.js';
+import { guardPool } from '../targets/postgres/pg-guard.js';
 import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
@@ -572,9 +573,10 @@ class PostgresStore implements StateStore {
 export async function openPostgresStore(url: string, options: StateStoreOptions = {}): Promise<StateStore> {
   // A daemon's sessions carry its id: the fence trigger refuses their writes once it was taken over.
   const daemon = options.daemonId === undefined ? {} : { options: `-c service.daemon=${options.daemonId}` };
-  const pool = new Pool({ connectionString: url, max: options.poolMax ?? 10, ...daemon });
-  // An idle client losing its connection must not crash the daemon; the next query reconnects.
-  pool.on('error', () => {});
+  // keepAlive: a state store that vanished without closing the connection is noticed.
+  // connectionTimeoutMillis: a checkout fails (and its request with it) instead of waiting forever
+  // while the database is unreachable.
+  const pool = guardPool(new Pool({ connectionString: url, max: options.poolMax ?? 10, keepAlive: true, connectionTimeoutMillis: 10_000, ...daemon }));
   try {
     const client = await pool.connect();
     try {
