@@ -293,11 +293,16 @@ export async function serveCommand(args: ParsedArgs, io: Io): Promise<number> {
     io.err(`fatal: ${errorChain(err)}\n`);
     return 1;
   }
+  // A promise some code path forgot to handle must not end a daemon that serves others' work:
+  // one error line (the cause chain, no stack) and the daemon goes on.
+  const onUnhandled = (err: unknown) => logger.log('error', `unhandled failure: ${errorChain(err)}`);
+  process.on('unhandledRejection', onUnhandled);
   return new Promise<number>((resolve) => {
     // Taken over by another daemon: its executions are no longer ours; stop at once and exit 1.
     fenced = () =>
       void daemon.stop(true).then(() => {
         stderr.flush();
+        process.off('unhandledRejection', onUnhandled);
         resolve(1);
       });
     let signals = 0;
@@ -308,6 +313,7 @@ export async function serveCommand(args: ParsedArgs, io: Io): Promise<number> {
         stderr.flush();
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
+        process.off('unhandledRejection', onUnhandled);
         resolve(0);
       });
     };

@@ -362,6 +362,7 @@ export class ExecutionService {
    * still stopped here.
    */
   async cancelAll(reason: string): Promise<void> {
+    if (this.#fenced) return; // fence() stopped the work; the records are a survivor's now
     for (const r of this.#running.values()) {
       try {
         await this.#cancelExecution(r.exec, reason);
