@@ -88,18 +88,21 @@ export class ExecutionService {
     return store.markRunningInterrupted(now(), 'the daemon stopped while the execution was running', recoverAll === false ? owner : undefined);
   }
 
-  /** Creates the execution (queued or skipped) and returns its id. */
-  async requestRun(job: JobRecord, overrides: RunOverrides, trigger: Trigger): Promise<string> {
+  /**
+   * Creates the execution (queued or skipped) and returns its id.
+   * `scheduleDue`: the schedule claim it fulfils (see StateStore.createExecution).
+   */
+  async requestRun(job: JobRecord, overrides: RunOverrides, trigger: Trigger, scheduleDue?: string): Promise<string> {
     const { store } = this.#deps;
     const active = await store.activeExecutions(job.id);
     const base = { project_id: job.project_id, job_id: job.id, job_name: job.name, job_type: job.type, file_name: job.file_name, trigger, overrides: { ...overrides } };
     if (job.policy === 'skip' && active.length > 0) {
       const t = now();
-      const exec = await store.createExecution({ ...base, status: 'skipped', error: `job ${job.id} already has an active execution ${active[0]!.exec_id}`, start_time: t, end_time: t });
+      const exec = await store.createExecution({ ...base, status: 'skipped', error: `job ${job.id} already has an active execution ${active[0]!.exec_id}`, start_time: t, end_time: t }, { scheduleDue });
       this.#deps.logger.log('info', `execution ${exec.exec_id} skipped (job ${job.id}): ${exec.error}`);
       return exec.exec_id;
     }
-    const exec = await store.createExecution({ ...base, start_time: now() });
+    const exec = await store.createExecution({ ...base, start_time: now() }, { scheduleDue });
     this.#deps.logger.log('info', `execution ${exec.exec_id} queued (job ${job.id}, ${trigger})`);
     if (job.policy === 'cancel') {
       for (const a of active) await this.#cancelExecution(a, `cancelled by a newer run ${exec.exec_id}`);

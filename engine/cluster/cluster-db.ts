@@ -228,10 +228,6 @@ export class ClusterDb {
     return (r.rowCount ?? 0) > 0;
   }
 
-  async recordScheduledExecution(jobId: string, due: string, execId: string): Promise<void> {
-    await this.pool.query('UPDATE schedule_claims SET exec_id = $3 WHERE job_id = $1 AND due_time = $2', [jobId, due, execId]);
-  }
-
   /**
    * Due times claimed by a daemon that died before it created their
    * execution: this daemon takes the claims over and fires them.

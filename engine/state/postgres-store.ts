@@ -253,10 +253,19 @@ class PostgresStore implements StateStore {
     return rows.map((r) => execFromRow(r, maps));
   }
 
-  async createExecution(input: NewExecution): Promise<ExecutionRecord> {
+  async createExecution(input: NewExecution, options: { readonly scheduleDue?: string } = {}): Promise<ExecutionRecord> {
     const values = R.executionValues({ ...input, exec_id: input.exec_id ?? newExecId() });
+    const n = values.length;
+    // One statement: the execution and its schedule claim's record commit together.
+    const sql =
+      options.scheduleDue === undefined
+        ? `${INSERT_EXECUTION} RETURNING *`
+        : `WITH e AS (${INSERT_EXECUTION} RETURNING *),
+             c AS (UPDATE schedule_claims SET exec_id = (SELECT exec_id FROM e) WHERE job_id = $${n + 1} AND due_time = $${n + 2})
+           SELECT * FROM e`;
+    const params = options.scheduleDue === undefined ? values : [...values, input.job_id, options.scheduleDue];
     try {
-      return execFromRow((await this.one(`${INSERT_EXECUTION} RETURNING *`, values))!, new Map());
+      return execFromRow((await this.one(sql, params))!, new Map());
     } catch (err) {
       if (pgCode(err) === '23503') throw R.projectNotFound(input.project_id);
       if (pgConstraint(err) === 'executions_one_running_per_job') throw R.alreadyRunning(String(values[0]));
