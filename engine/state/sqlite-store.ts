@@ -28,6 +28,7 @@ import { newExecId, newJobId, newProjectId } from './ids.js';
 import { migrateSqlite } from './migrations.js';
 import { executionFilter, executionPageSql, PUBLIC_JSON } from './sqlite-execution-page.js';
 import { SqliteReaders } from './sqlite-readers.js';
+import { timedRead } from './timed-read.js';
 import * as R from './records.js';
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -594,18 +595,7 @@ class SqliteStore implements StateStore {
   }
 
   async ping(timeoutMs: number): Promise<number> {
-    // The daemon's own connection answers at once unless the file is gone or corrupt; a
-    // writer elsewhere never blocks this read (WAL). Synchronous, so the bound cannot be exceeded
-    // by waiting, only by a slow disk — reported as the latency.
-    const start = performance.now();
-    try {
-      this.one('SELECT 1 FROM executions LIMIT 1');
-    } catch (err) {
-      throw new EngineError('connection', `state store unreadable: ${(err as Error).message}`, err);
-    }
-    const ms = performance.now() - start;
-    if (ms > timeoutMs) throw new EngineError('connection', `state store read took ${Math.round(ms)} ms (bound ${timeoutMs} ms)`);
-    return ms;
+    return timedRead(() => this.one('SELECT 1 FROM executions LIMIT 1'), timeoutMs);
   }
 
   async close(): Promise<void> {
