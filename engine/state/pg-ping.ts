@@ -43,6 +43,8 @@ export class PgPinger {
       await client.query(`SET statement_timeout = ${ms}; SELECT 1 FROM executions LIMIT 1`);
     } catch (err) {
       if (err instanceof EngineError) throw err;
+      // 57014: the server's statement_timeout stopped the read — the same finding as our timer's.
+      if ((err as { code?: string }).code === '57014') throw new EngineError('connection', `state store did not answer a read within ${ms} ms`, err);
       throw new EngineError('connection', `state store unreachable: ${(err as Error).message}`, err);
     }
   }
