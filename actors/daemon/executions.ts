@@ -331,7 +331,8 @@ export class ExecutionService {
    * An execution's end must reach the store, or the record stays `running`
    * under a live daemon that no survivor takes over: a write that failed
    * because the connection was lost is tried again on a new one (0.25 s
-   * doubling to 5 s, for up to about two minutes). Statement errors (the
+   * doubling to 5 s, for up to about two minutes; a few times only once the
+   * daemon is stopping). Statement errors (the
    * record refused, a fenced daemon) fail at once.
    */
   async #persist<T>(execId: string, write: () => Promise<T>): Promise<T> {
@@ -339,7 +340,8 @@ export class ExecutionService {
       try {
         return await write();
       } catch (err) {
-        if (!isConnectionLoss(err) || attempt >= 30 || this.#fenced) throw err;
+        // Shutting down: a few quick tries only, so a stop is not held for minutes.
+        if (!isConnectionLoss(err) || attempt >= (this.#stopped ? 3 : 30) || this.#fenced) throw err;
         if (attempt === 0) this.#deps.logger.log('warn', `execution ${execId}: recording its end failed (${errorChain(err)}); trying again`);
         await new Promise((r) => setTimeout(r, delay));
       }
