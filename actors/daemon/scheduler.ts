@@ -80,7 +80,10 @@ export class Scheduler {
   #arm(ms: number): void {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
-      this.#ticking = this.tick()
+      // One tick at a time: a refresh during a tick runs after it, from the `since` it leaves
+      // (two ticks from the same `since` would fire the same due time twice).
+      this.#ticking = this.#ticking
+        .then(() => this.tick())
         .then(() => undefined)
         .catch((err) => this.#deps.logger.log('error', `scheduler: ${errorChain(err)}`));
     }, ms);
