@@ -15,7 +15,7 @@ import { ClusterMember } from '../actors/daemon/cluster-member.js';
 import { GitPoller } from '../actors/daemon/git-poller.js';
 import { lineRouter } from '../actors/daemon/line-router.js';
 import { cleanUpInterrupted } from '../actors/daemon/recovery-cleanup.js';
-import { Scheduler } from '../actors/daemon/scheduler.js';
+import { refreshOnJobChange, Scheduler } from '../actors/daemon/scheduler.js';
 import { closeAllDuckDbActors } from '../actors/duckdb-actor.js';
 import { setWorkerNiceness, TaskPool } from '../actors/pool.js';
 import { reniceThreadpool } from '../actors/threadpool-niceness.js';
@@ -59,6 +59,8 @@ export interface RunningDaemon {
   readonly server: Server;
   readonly store: StateStore;
   readonly url: string;
+  /** Its scheduler (tests read `nextWake`). */
+  readonly scheduler: Scheduler;
   /** Graceful stop; `immediate` skips the wait. */
   stop(immediate?: boolean): Promise<void>;
 }
@@ -106,6 +108,9 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   if (threadpool.reniced < threadpool.expected) {
     logger.log('warn', `threadpool priority: ${threadpool.reniced} of ${threadpool.expected} libuv threadpool threads set to nice ${WORKER_NICENESS} (DuckDB's work on the others competes with requests)`);
   }
+  // Every job change through the services below wakes the scheduler (created further down).
+  const wake: { scheduler?: Scheduler } = {};
+  const jobStore = refreshOnJobChange(store, () => wake.scheduler?.refresh());
   const registries = cachedConnections();
   const connections = (projectId: string) => registries(projectPaths(flags.dataDir, projectId).envFile);
   // Execution tasks (build nodes, streams, queries) mostly wait on a database: each thread runs several.
@@ -117,7 +122,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   const validationPool = () => (validator ??= new TaskPool({ maxThreads: 1, minThreads: 0, idleTimeout: 60_000, niceness: 0 }));
   const projects = new ProjectService({
     dataDir: flags.dataDir,
-    store,
+    store: jobStore,
     connections,
     logger,
     validateOffThread: (projectId, name, content) => {
@@ -169,10 +174,14 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   });
   const swept = await sweepStagingFiles(join(flags.dataDir, 'projects'));
   if (swept > 0) logger.log('warn', `removed ${swept} staging file(s) left by an interrupted write`);
-  // Cluster mode records which execution a claimed due time became (a claim without one is re-fired by a survivor).
+  // Cluster mode records which execution a claimed due time became, in the statement that creates
+  // it (a claim without one is re-fired by a survivor).
   async function fireScheduled(job: JobRecord, due: Date): Promise<string> {
-    const execId = await executions.requestRun(job, {}, 'schedule');
-    await db?.recordScheduledExecution(job.id, due.toISOString(), execId);
+    const execId = await executions.requestRun(job, {}, 'schedule', db ? due.toISOString() : undefined);
+    // Test hook, read only by test/cluster-schedule-crash.test.ts (not a user setting): the process
+    // dies right after a scheduled execution was created, where a daemon once could die before its
+    // claim recorded it.
+    if (process.env.SERVICE_TEST_KILL_AFTER_SCHEDULED_RUN === '1') process.kill(process.pid, 'SIGKILL');
     return execId;
   }
   const member = db && fileSync && cluster
@@ -214,7 +223,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   });
   const git = new GitSync({
     dataDir: flags.dataDir,
-    store,
+    store: jobStore,
     scope: (id) => projects.scope(id),
     logger,
     ...(fileSync
@@ -230,7 +239,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
   const projectForDigest = (d: string) => store.projectIdForToken(d);
   const ui = webConsole({
     authFailures,
-    store,
+    store: jobStore,
     projects,
     executions,
     connections,
@@ -244,9 +253,10 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
     projectForDigest,
     logger,
   });
-  const app = createApp({ routes: apiRoutes({ version: VERSION, store, projects, executions, connections, extraRoutes }), projectForDigest, logger, authFailures, ui: (ctx) => ui.handle(ctx) });
+  const app = createApp({ routes: apiRoutes({ version: VERSION, store: jobStore, projects, executions, connections, extraRoutes }), projectForDigest, logger, authFailures, ui: (ctx) => ui.handle(ctx) });
   http.ready(app.callback());
   await db?.setUrl(url);
+  wake.scheduler = scheduler;
   scheduler.start();
   poller.start();
   executions.dispatch();
@@ -257,6 +267,7 @@ export async function startDaemon(flags: DaemonFlags, logger: Logger, hooks: Dae
     server,
     store,
     url,
+    scheduler,
     stop(immediate = false) {
       if (immediate) void executions.cancelAll('cancelled: daemon shutdown');
       stopping ??= (async () => {
@@ -306,11 +317,16 @@ export async function serveCommand(args: ParsedArgs, io: Io): Promise<number> {
     io.err(`fatal: ${errorChain(err)}\n`);
     return 1;
   }
+  // A promise some code path forgot to handle must not end a daemon that serves others' work:
+  // one error line (the cause chain, no stack) and the daemon goes on.
+  const onUnhandled = (err: unknown) => logger.log('error', `unhandled failure: ${errorChain(err)}`);
+  process.on('unhandledRejection', onUnhandled);
   return new Promise<number>((resolve) => {
     // Taken over by another daemon: its executions are no longer ours; stop at once and exit 1.
     fenced = () =>
       void daemon.stop(true).then(() => {
         stderr.flush();
+        process.off('unhandledRejection', onUnhandled);
         resolve(1);
       });
     let signals = 0;
@@ -321,6 +337,7 @@ export async function serveCommand(args: ParsedArgs, io: Io): Promise<number> {
         stderr.flush();
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
+        process.off('unhandledRejection', onUnhandled);
         resolve(0);
       });
     };

@@ -29,9 +29,9 @@ test('a fenced daemon\'s writes to executions, tasks and output are refused; a l
     // daemon-a is declared dead: the same node started again (the data-directory lock proves it), here node-a's fresh start.
     const c = ClusterDb.open(db.url, 'daemon-c');
     await c.register({ ...info, id: 'daemon-c', node: 'node-a' });
-    assert.deepEqual(await c.fenceDead('node-a'), ['daemon-a']);
+    assert.deepEqual(await c.fenceDead('node-a', null), ['daemon-a']);
     assert.deepEqual((await c.takeOver('daemon-c')).map((x) => x.outcome), ['requeued'], 'retries allow a second attempt');
-    assert.equal(await a.heartbeat(), false, 'the fenced daemon learns it at its next heartbeat');
+    assert.deepEqual(await a.heartbeat(1000), { fenced: true }, 'the fenced daemon learns it at its next heartbeat');
     // The second attempt runs on daemon-b.
     assert.equal((await fresh.claimNextQueued({ owner: 'daemon-b' }))?.exec_id, e.exec_id);
     assert.equal((await b.pool.query('SELECT attempt FROM executions WHERE exec_id = $1', [e.exec_id])).rows[0].attempt, 2, 'the second claim is attempt 2');

@@ -15,9 +15,9 @@ import { tempDir } from './helpers/build-cli.js';
 import { activeQueries, BIN, daemonFixture, projectClient, startDaemonChild, until } from './helpers/daemon-child.js';
 import { createTempDatabase, requirePg } from './helpers/pg.js';
 
-function runSecond(dataDir: string): Promise<{ code: number | null; err: string }> {
+function runSecond(dataDir: string, extra: string[] = []): Promise<{ code: number | null; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (b: Buffer) => (err += b.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -62,13 +62,45 @@ test('a second daemon on a served data directory exits 1 and leaves the running 
   }
 });
 
+test('a daemon on another data directory naming a served directory\'s state file exits 1 and leaves the running execution alone', async (t) => {
+  if (!(await requirePg(t))) return;
+  const db = await createTempDatabase('svc_lock_state');
+  try {
+    const { dataDir, token } = await daemonFixture(db.url);
+    const first = await startDaemonChild(dataDir);
+    const api = projectClient(first.url, token);
+    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(4);\n' } });
+    const exec = (await api.post('/project/job/run', { job_id: saved.default_job_id })).exec_id as string;
+    await until(async () => ((await activeQueries(db.name, 'pg_sleep(4)')) > 0 ? true : undefined), 'the slow query to start');
+
+    // Its own, free data directory, but the first daemon's state file (the default <data-dir>/state.db there).
+    const other = tempDir('svc-lock-other-');
+    const state = join(dataDir, 'state.db');
+    const second = await runSecond(other, ['--state', state]);
+    assert.equal(second.code, 1, second.err);
+    assert.equal(second.err, `fatal: state file ${state} is in use by another daemon (pid ${first.child.pid})\n`);
+    assert.ok(!existsSync(join(other, 'daemon.pid')), 'the refused daemon wrote nothing in its directory');
+
+    assert.equal((await api.exec(exec)).status, 'running', 'the second daemon must not touch the first one\'s execution');
+    const done = await until(async () => {
+      const e = await api.exec(exec);
+      return e.status === 'running' ? undefined : e;
+    }, 'the slow execution to finish');
+    assert.equal(done.status, 'success', JSON.stringify(done));
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+  } finally {
+    await db.drop();
+  }
+});
+
 test('the lock: refused while held in this process too, free after release; a separate SQLite state file is locked as well', () => {
   const dir = tempDir('svc-lock-');
   const state = join(tempDir('svc-state-'), 'shared.db');
   const a = lockDataDir(dir, state);
   assert.throws(() => lockDataDir(dir), { message: `data directory ${dir} is in use by another daemon (pid ${process.pid})` });
   const other = tempDir('svc-lock-');
-  assert.throws(() => lockDataDir(other, state), { message: `state file ${state} is in use by another daemon (pid unknown)` });
+  assert.throws(() => lockDataDir(other, state), { message: `state file ${state} is in use by another daemon (pid ${process.pid})` });
   assert.ok(!existsSync(join(other, 'daemon.pid')), 'a refused daemon writes nothing');
   a.release();
   const b = lockDataDir(dir, state);

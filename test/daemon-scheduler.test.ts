@@ -71,3 +71,43 @@ test('Scheduler fires a due job through run() once the clock reaches it, not bef
     await store.close();
   }
 });
+
+test('a refresh while a tick is firing waits for it: the due time fires once, not once per tick', async () => {
+  const store = await openStateStore(join(mkdtempSync(join(tmpdir(), 'svc-sched-')), 'state.db'));
+  const p = await store.createProject({ name: 'acme' });
+  const hourly = await store.createJob(newJob({ project_id: p.id, schedules: ['0 * * * *'] }));
+  let now = new Date('2025-03-01T01:30:00.000Z');
+  const fired: string[] = [];
+  let release: () => void = () => {};
+  let started: () => void = () => {};
+  const firing = new Promise<void>((r) => (started = r));
+  const s = new Scheduler({
+    store,
+    logger: memoryLogger(),
+    now: () => now,
+    run: async (j) => {
+      fired.push(j.id);
+      started();
+      await new Promise<void>((r) => (release = r)); // a slow fire: the tick is still running
+    },
+  });
+  const keepAlive = setInterval(() => {}, 1000);
+  try {
+    s.start();
+    await new Promise((r) => setTimeout(r, 50));
+    now = new Date('2025-03-01T02:00:30.000Z');
+    s.refresh();
+    await firing;
+    s.refresh(); // a job saved meanwhile
+    s.refresh();
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    assert.deepEqual(fired, [hourly.id]);
+  } finally {
+    clearInterval(keepAlive);
+    await s.stop();
+    await store.close();
+  }
+});

@@ -467,6 +467,12 @@ export async function runStoreContract(t: TestContext, h: StoreHarness): Promise
     assert.equal((await store.listSteps(e.exec_id))[0]?.output, '12345678901234567890\n[output truncated]\n');
   });
 
+  await sub('ping: a read of the store within the bound, several at once', async () => {
+    const store = await fresh();
+    const times = await Promise.all([store.ping(5000), store.ping(5000), store.ping(5000)]);
+    for (const ms of times) assert.ok(Number.isFinite(ms) && ms >= 0, String(ms));
+  });
+
   await sub('build watermarks', async () => {
     const store = await fresh();
     assert.equal(await store.getWatermark('DUCK', 'public.inc'), undefined);

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
 import { openStateStore } from '../engine/state/open-state-store.js';
-import { PG_ADMIN_URL, createTempDatabase, requirePg } from './helpers/pg.js';
+import { EngineError } from '../engine/errors.js';
+import { PG_ADMIN_URL, createTempDatabase, requirePg, tolerateTermination } from './helpers/pg.js';
 import { runStoreContract } from './store-contract.js';
 
 test('PostgreSQL state store contract', async (t) => {
@@ -80,4 +81,40 @@ test('an unreachable PostgreSQL state store is a connection error', async () => 
     assert.match(err.message, /^cannot open the PostgreSQL state store: /);
     return true;
   });
+});
+
+test('ping fails within its bound while another session locks the executions table, and recovers after', async (t) => {
+  if (!(await requirePg(t))) return;
+  const db = await createTempDatabase('store_pg_ping');
+  const store = await openStateStore(db.url);
+  const locker = new pg.Client({ connectionString: db.url });
+  locker.on('error', () => {});
+  await locker.connect();
+  try {
+    assert.ok((await store.ping(5000)) >= 0);
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE executions IN ACCESS EXCLUSIVE MODE');
+    // (On a shared server another program may end our session meanwhile: any connection error counts.)
+    const started = performance.now();
+    await assert.rejects(store.ping(300), (err: unknown) => err instanceof EngineError && err.code === 'connection');
+    assert.ok(performance.now() - started < 3000, 'the check gives up at its bound, not when the lock is released');
+    // A second check while the table stays locked fails the same way (checks do not pile up).
+    await assert.rejects(store.ping(300), (err: unknown) => err instanceof EngineError && err.code === 'connection');
+    await locker.query('ROLLBACK');
+    assert.ok((await store.ping(5000)) >= 0);
+    // Its connection terminated from outside: the next check reconnects.
+    const admin = new pg.Client({ connectionString: db.url });
+    admin.on('error', () => {});
+    await admin.connect();
+    const pids = (await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'service health'")).rows.map((r) => r.pid);
+    assert.equal(pids.length, 1);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+    await admin.end();
+    await store.ping(2000).catch(() => {}); // the check that finds the connection gone may fail…
+    assert.ok((await store.ping(5000)) >= 0); // …the next one reconnects
+  } finally {
+    await locker.end().catch(tolerateTermination);
+    await store.close();
+    await db.drop();
+  }
 });

@@ -1,6 +1,7 @@
 /**
  * This daemon's part in a cluster (docs/cluster.md): it registers itself,
- * renews its lease every third of the lease, and at each beat takes over
+ * renews its lease every third of the lease (on a session and a timer of
+ * their own), and as often, on another timer, takes over
  * what dead daemons left running (terminating their database sessions and
  * temporary tables), and brings project files up to date. Notifications
  * stop a cancelled execution that runs here and sync a changed project at
@@ -34,11 +35,19 @@ export interface ClusterMemberDeps {
 
 export class ClusterMember {
   readonly #deps: ClusterMemberDeps;
-  #timer: NodeJS.Timeout | undefined;
+  #beatTimer: NodeJS.Timeout | undefined;
+  #dutyTimer: NodeJS.Timeout | undefined;
   #beating: Promise<void> = Promise.resolve();
+  #duties: Promise<void> | undefined;
   #state: 'starting' | 'member' | 'stopped' | 'fenced' = 'starting';
-  /** performance.now() of the last heartbeat that went through. */
-  #lastBeat = 0;
+  /** Database time of the last renewal that went through. */
+  #lastBeatAt: Date | undefined;
+  /**
+   * Database time since when this daemon's renewals went through without a
+   * gap longer than its lease (null until the first one): it may judge
+   * others only for the time it was itself renewing (ClusterDb.fenceDead).
+   */
+  #beatingSince: Date | null = null;
 
   constructor(deps: ClusterMemberDeps) {
     this.#deps = deps;
@@ -51,16 +60,23 @@ export class ClusterMember {
     await db.prune();
     await db.listen(
       (channel, payload) => this.#onMessage(channel, payload),
-      () => void files.syncAll(),
+      () => void files.syncAll().catch((err) => this.#deps.logger.log('error', `file sync after reconnecting failed: ${errorChain(err)}`)),
     );
+    await this.#renew();
     await this.#takeOver();
     await files.syncAll();
-    this.#lastBeat = performance.now();
     this.#state = 'member';
-    this.#timer = setInterval(() => {
+    const period = Math.max(50, Math.floor(info.leaseMs / 3));
+    // Renewals have a timer (and a database session) of their own: a slow takeover, file
+    // sync or dispatch never delays them.
+    this.#beatTimer = setInterval(() => {
       this.#beating = this.#beating.then(() => this.#beat());
-    }, Math.max(50, Math.floor(info.leaseMs / 3)));
-    this.#timer.unref();
+    }, period);
+    this.#beatTimer.unref();
+    this.#dutyTimer = setInterval(() => {
+      this.#duties ??= this.#runDuties().finally(() => (this.#duties = undefined));
+    }, period);
+    this.#dutyTimer.unref();
   }
 
   #onMessage(channel: string, payload: string): void {
@@ -75,38 +91,66 @@ export class ClusterMember {
     }
   }
 
+  /** One renewal; false when this daemon was fenced. Tracks the gap-free stretch of renewals. */
+  async #renew(): Promise<boolean> {
+    const { db, info } = this.#deps;
+    const r = await db.heartbeat(Math.max(100, Math.floor(info.leaseMs / 3)));
+    if (r.fenced) return false;
+    const last = this.#lastBeatAt;
+    if (last === undefined || this.#beatingSince === null || r.at.getTime() - last.getTime() > info.leaseMs) this.#beatingSince = r.at;
+    this.#lastBeatAt = r.at;
+    return true;
+  }
+
   async #beat(): Promise<void> {
     if (this.#state !== 'member') return;
-    const { db, logger, executions, files } = this.#deps;
+    const { logger } = this.#deps;
     try {
-      if (!(await db.heartbeat())) {
-        this.#state = 'fenced';
-        clearInterval(this.#timer);
-        logger.log('error', `daemon ${this.#deps.info.id} lost its lease (it did not heartbeat for ${this.#deps.info.leaseMs} ms) and was taken over: stopping its executions and exiting`);
-        executions.stopAllLocal();
-        this.#deps.onFenced();
-        return;
-      }
-      // After a gap longer than the lease (the database was unreachable, this process stalled),
-      // every daemon's heartbeat looks old: let them all renew for one beat before judging anyone.
-      const gap = performance.now() - this.#lastBeat;
-      this.#lastBeat = performance.now();
-      if (gap <= this.#deps.info.leaseMs) await this.#takeOver();
-      // A cancel notification lost with a dropped connection: the record says so, stop the work.
-      for (const id of await db.notRunning(executions.runningIds())) {
-        if (executions.stopLocal(id)) logger.log('info', `execution ${id} ended through another daemon: stopping its work`);
-      }
-      await files.syncAll();
-      // A queue notification lost with a dropped connection costs at most one beat.
-      executions.dispatch();
+      if (!(await this.#renew())) this.#fenced();
     } catch (err) {
       logger.log('error', `cluster heartbeat failed: ${errorChain(err)}`);
     }
   }
 
+  /** Fenced: one line, the work stopped at once, the owner told (it exits). */
+  #fenced(): void {
+    if (this.#state === 'fenced') return;
+    this.#state = 'fenced';
+    clearInterval(this.#beatTimer);
+    clearInterval(this.#dutyTimer);
+    this.#deps.logger.log('error', `daemon ${this.#deps.info.id} lost its lease (it did not heartbeat for ${this.#deps.info.leaseMs} ms) and was taken over: stopping its executions and exiting`);
+    this.#deps.executions.fence();
+    this.#deps.onFenced();
+  }
+
+  /** What each beat also does: takeovers, lost notifications, file versions, queued work. */
+  async #runDuties(): Promise<void> {
+    if (this.#state !== 'member') return;
+    const { db, logger, executions, files } = this.#deps;
+    try {
+      await this.#takeOver();
+      // A cancel notification lost with a dropped connection: the record says so, stop the work.
+      for (const id of await db.notRunning(executions.runningIds())) {
+        if (executions.stopLocal(id)) logger.log('info', `execution ${id} ended through another daemon: stopping its work`);
+      }
+      // A claim whose answer was lost with a dropped connection: running in the store under
+      // this daemon's name, but not here. Read while no claim is in flight, so a claim that
+      // is being answered right now is not mistaken for one.
+      if (!executions.claiming) {
+        const claimed = await db.runningClaimedBy();
+        if (!executions.claiming) await executions.reconcile(claimed);
+      }
+      await files.syncAll();
+      // A queue notification lost with a dropped connection costs at most one beat.
+      executions.dispatch();
+    } catch (err) {
+      if (this.#state === 'member') logger.log('error', `cluster duties failed: ${errorChain(err)}`);
+    }
+  }
+
   async #takeOver(): Promise<void> {
     const { db, info, logger, connections, executions } = this.#deps;
-    const dead = await db.fenceDead(info.node);
+    const dead = await db.fenceDead(info.node, this.#beatingSince);
     for (const id of dead) logger.log('warn', `daemon ${id} stopped heartbeating: taking over its executions`);
     for (const o of await db.orphanClaims()) {
       logger.log('warn', `schedule of job ${o.jobId} due ${o.due} was claimed by a daemon that died before running it: running it here`);
@@ -121,8 +165,10 @@ export class ClusterMember {
 
   /** Graceful: the row is marked stopped (nobody takes over a daemon that said goodbye). */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
+    clearInterval(this.#beatTimer);
+    clearInterval(this.#dutyTimer);
     await this.#beating;
+    await this.#duties;
     if (this.#state === 'member') await this.#deps.db.markStopped().catch(() => {});
     this.#state = 'stopped';
   }

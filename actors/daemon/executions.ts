@@ -12,6 +12,7 @@
 import { registryAtWorkingDir, type ConnectionRegistry } from '../../engine/connections/index.js';
 import { registryWithSessionTag, sessionTag } from '../../engine/targets/session-tag.js';
 import { EngineError, errorChain } from '../../engine/errors.js';
+import { isConnectionLoss } from '../../engine/targets/postgres/pg-guard.js';
 import type { Logger } from '../../engine/log.js';
 import type { ExecutionRecord, ExecutionStatus, JobRecord, StateStore, Trigger } from '../../engine/state/store.js';
 import type { TaskPool } from '../pool.js';
@@ -75,6 +76,7 @@ export class ExecutionService {
   #dispatching = false;
   #again = false;
   #stopped = false;
+  #fenced = false;
 
   constructor(deps: ExecutionDeps) {
     this.#deps = deps;
@@ -86,18 +88,21 @@ export class ExecutionService {
     return store.markRunningInterrupted(now(), 'the daemon stopped while the execution was running', recoverAll === false ? owner : undefined);
   }
 
-  /** Creates the execution (queued or skipped) and returns its id. */
-  async requestRun(job: JobRecord, overrides: RunOverrides, trigger: Trigger): Promise<string> {
+  /**
+   * Creates the execution (queued or skipped) and returns its id.
+   * `scheduleDue`: the schedule claim it fulfils (see StateStore.createExecution).
+   */
+  async requestRun(job: JobRecord, overrides: RunOverrides, trigger: Trigger, scheduleDue?: string): Promise<string> {
     const { store } = this.#deps;
     const active = await store.activeExecutions(job.id);
     const base = { project_id: job.project_id, job_id: job.id, job_name: job.name, job_type: job.type, file_name: job.file_name, trigger, overrides: { ...overrides } };
     if (job.policy === 'skip' && active.length > 0) {
       const t = now();
-      const exec = await store.createExecution({ ...base, status: 'skipped', error: `job ${job.id} already has an active execution ${active[0]!.exec_id}`, start_time: t, end_time: t });
+      const exec = await store.createExecution({ ...base, status: 'skipped', error: `job ${job.id} already has an active execution ${active[0]!.exec_id}`, start_time: t, end_time: t }, { scheduleDue });
       this.#deps.logger.log('info', `execution ${exec.exec_id} skipped (job ${job.id}): ${exec.error}`);
       return exec.exec_id;
     }
-    const exec = await store.createExecution({ ...base, start_time: now() });
+    const exec = await store.createExecution({ ...base, start_time: now() }, { scheduleDue });
     this.#deps.logger.log('info', `execution ${exec.exec_id} queued (job ${job.id}, ${trigger})`);
     if (job.policy === 'cancel') {
       for (const a of active) await this.#cancelExecution(a, `cancelled by a newer run ${exec.exec_id}`);
@@ -142,10 +147,37 @@ export class ExecutionService {
     return true;
   }
 
-  /** Cluster mode, this daemon was fenced: stop everything it runs (its writes are refused anyway). */
-  stopAllLocal(): void {
+  /**
+   * Cluster mode, this daemon was fenced: stop everything it runs and write
+   * nothing more — a survivor owns those records now (and the database
+   * refuses this daemon's writes to them anyway).
+   */
+  fence(): void {
     this.#stopped = true;
+    this.#fenced = true;
     for (const id of this.#running.keys()) this.stopLocal(id);
+  }
+
+  /** True while a claim is in flight (its answer may not have arrived yet). */
+  get claiming(): boolean {
+    return this.#dispatching;
+  }
+
+  /**
+   * `claimed`: executions the store says run here. Those that do not — a
+   * claim committed whose answer was lost with a dropped connection — end in
+   * `error`, so none stays `running` under a live daemon. Call only while no
+   * claim is in flight (`claiming`), with a list read meanwhile.
+   */
+  async reconcile(claimed: readonly string[]): Promise<void> {
+    for (const id of claimed) {
+      if (this.#running.has(id) || this.#fenced) continue;
+      const changed = await this.#deps.store.updateExecution(id, { status: 'error', error: 'the daemon lost the answer to its claim of this execution (a dropped connection to the state store); it never started', end_time: now() });
+      if (changed) {
+        await this.#deps.store.finishActive(id, 'cancelled', now());
+        this.#deps.logger.log('warn', `execution ${id} error: its claim's answer was lost with a dropped connection to the state store`);
+      }
+    }
   }
 
   /** Claims and starts queued executions while slots are free. Re-entrant calls coalesce. */
@@ -180,7 +212,9 @@ export class ExecutionService {
     this.#deps.logger.log('info', `execution ${exec.exec_id} running (job ${exec.job_id})`);
     entry.finished = this.#run(entry)
       .catch((err) => this.#finish(exec, 'error', errorChain(err)))
-      .catch((err) => this.#deps.logger.log('error', `execution ${exec.exec_id} failed: ${errorChain(err)}`))
+      .catch((err) => {
+        if (!this.#fenced) this.#deps.logger.log('error', `execution ${exec.exec_id} failed: ${errorChain(err)}`);
+      })
       .finally(() => {
         this.#running.delete(exec.exec_id);
         this.#deps.lines.output.forget(exec.exec_id);
@@ -284,11 +318,33 @@ export class ExecutionService {
   }
 
   async #finish(exec: ExecutionRecord, status: ExecutionStatus, error: string | null): Promise<void> {
+    if (this.#fenced) return; // a survivor owns the record now
     const t = now();
-    const changed = await this.#deps.store.updateExecution(exec.exec_id, { status, error, end_time: t });
+    const changed = await this.#persist(exec.exec_id, () => this.#deps.store.updateExecution(exec.exec_id, { status, error, end_time: t }));
     if (changed) {
-      await this.#deps.store.finishActive(exec.exec_id, 'cancelled', t);
+      await this.#persist(exec.exec_id, () => this.#deps.store.finishActive(exec.exec_id, 'cancelled', t));
       this.#deps.logger.log('info', `execution ${exec.exec_id} ${status}${error ? `: ${error}` : ''}`);
+    }
+  }
+
+  /**
+   * An execution's end must reach the store, or the record stays `running`
+   * under a live daemon that no survivor takes over: a write that failed
+   * because the connection was lost is tried again on a new one (0.25 s
+   * doubling to 5 s, for up to about two minutes; a few times only once the
+   * daemon is stopping). Statement errors (the
+   * record refused, a fenced daemon) fail at once.
+   */
+  async #persist<T>(execId: string, write: () => Promise<T>): Promise<T> {
+    for (let attempt = 0, delay = 250; ; attempt++, delay = Math.min(delay * 2, 5000)) {
+      try {
+        return await write();
+      } catch (err) {
+        // Shutting down: a few quick tries only, so a stop is not held for minutes.
+        if (!isConnectionLoss(err) || attempt >= (this.#stopped ? 3 : 30) || this.#fenced) throw err;
+        if (attempt === 0) this.#deps.logger.log('warn', `execution ${execId}: recording its end failed (${errorChain(err)}); trying again`);
+        await new Promise((r) => setTimeout(r, delay));
+      }
     }
   }
 
@@ -311,6 +367,7 @@ export class ExecutionService {
    * still stopped here.
    */
   async cancelAll(reason: string): Promise<void> {
+    if (this.#fenced) return; // fence() stopped the work; the records are a survivor's now
     for (const r of this.#running.values()) {
       try {
         await this.#cancelExecution(r.exec, reason);

@@ -66,7 +66,10 @@ function storeSink(store: StateStore, execId: string, redact: (text: string) => 
   const pending = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     pending.add(p);
-    void p.finally(() => pending.delete(p));
+    // Not p.finally(): its promise rejects with p, and nobody awaits it — an unhandled rejection
+    // (a write refused to a fenced daemon, a lost connection) would end the process.
+    const forget = () => void pending.delete(p);
+    p.then(forget, forget);
     return p;
   };
   const sink: StepSink = {

@@ -32,7 +32,17 @@ async function cleanOne(conn: PostgresConnection, execIds: readonly string[]): P
   await client.connect();
   try {
     const tags = execIds.map(sessionTag);
-    const killed = await client.query('SELECT pid FROM pg_stat_activity WHERE application_name = ANY($1::text[]) AND pid <> pg_backend_pid() AND pg_terminate_backend(pid)', [tags]);
+    // Two statements on purpose: inside one WHERE, PostgreSQL orders the filters by
+    // cost and may call pg_terminate_backend on every row of pg_stat_activity
+    // before the tag filter — ending sessions of other programs and databases.
+    // The pids are selected first (our tags, this database only), then exactly
+    // those are terminated.
+    const found = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ANY($1::text[]) AND pid <> pg_backend_pid()',
+      [tags],
+    );
+    const pids = found.rows.map((r) => r.pid);
+    const killed = pids.length === 0 ? { rows: [] } : await client.query<{ pid: number }>('SELECT pid FROM unnest($1::int[]) AS pid WHERE pg_terminate_backend(pid)', [pids]);
     // A terminated backend lets go of its locks as it exits; wait for that rather than fail.
     await client.query("SET lock_timeout = '10s'");
     const tables = await client.query(
@@ -40,7 +50,7 @@ async function cleanOne(conn: PostgresConnection, execIds: readonly string[]): P
       [tempTablePattern(execIds)],
     );
     for (const t of tables.rows as { schema: string; name: string }[]) await client.query(`DROP TABLE IF EXISTS ${quoteIdent(t.schema)}.${quoteIdent(t.name)}`);
-    return { backends: killed.rowCount ?? 0, tables: tables.rows.length };
+    return { backends: killed.rows.length, tables: tables.rows.length };
   } finally {
     await client.end().catch(() => {});
   }

@@ -1,8 +1,10 @@
 /**
  * Fires scheduled jobs: every active job with schedules runs
  * when one of its expressions matches, evaluated in the job's timezone. The
- * scheduler sleeps until the earliest next fire (at most a minute, so jobs
- * saved meanwhile are seen) and fires everything due since its last look;
+ * scheduler sleeps until the earliest next fire (at most a minute) and fires
+ * everything due since its last look; a job change wakes it at once
+ * (`refresh`, called by the store wrapper `refreshOnJobChange`), so a new
+ * schedule's first fire is on time;
  * fires missed while the daemon was down are not made up.
  */
 import { errorChain } from '../../engine/errors.js';
@@ -42,6 +44,7 @@ export class Scheduler {
   #since: Date;
   #stopped = true;
   #ticking: Promise<void> = Promise.resolve();
+  #wake: Date | undefined;
 
   constructor(deps: SchedulerDeps) {
     this.#deps = deps;
@@ -58,9 +61,14 @@ export class Scheduler {
     this.#arm(0);
   }
 
-  /** Re-evaluates soon (after a job save). */
+  /** Re-evaluates now (a job was saved, activated, deactivated or deleted). */
   refresh(): void {
     if (!this.#stopped) this.#arm(0);
+  }
+
+  /** When (scheduler clock) the last tick planned the next one: the earliest next fire, at most a minute on. */
+  get nextWake(): Date | undefined {
+    return this.#wake;
   }
 
   async stop(): Promise<void> {
@@ -72,7 +80,10 @@ export class Scheduler {
   #arm(ms: number): void {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
-      this.#ticking = this.tick()
+      // One tick at a time: a refresh during a tick runs after it, from the `since` it leaves
+      // (two ticks from the same `since` would fire the same due time twice).
+      this.#ticking = this.#ticking
+        .then(() => this.tick())
         .then(() => undefined)
         .catch((err) => this.#deps.logger.log('error', `scheduler: ${errorChain(err)}`));
     }, ms);
@@ -100,7 +111,31 @@ export class Scheduler {
       }
     }
     this.#since = now;
+    this.#wake = new Date(earliest);
     if (!this.#stopped) this.#arm(Math.max(0, earliest - this.#now().getTime()) / (this.#deps.clockRate ?? 1));
     return fired;
   }
+}
+
+/** The store methods that change what the scheduler reads. */
+const JOB_CHANGES = new Set(['createJob', 'replaceJob', 'deleteJob']);
+
+/**
+ * `store` whose job changes (create, replace — a save, an activation —,
+ * delete), whoever makes them (the job and file APIs, git pulls, the web
+ * console), call `onChange` once they succeeded.
+ */
+export function refreshOnJobChange(store: StateStore, onChange: () => void): StateStore {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (typeof key !== 'string' || !JOB_CHANGES.has(key)) return (value as (...a: unknown[]) => unknown).bind(target);
+      return async (...args: unknown[]) => {
+        const out = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        onChange();
+        return out;
+      };
+    },
+  });
 }

@@ -16,6 +16,8 @@
  */
 import pg from 'pg';
 import { inTransaction } from '../state/pg-transaction.js';
+import { guardPool } from '../targets/postgres/pg-guard.js';
+import { HeartbeatSession, type BeatResult } from './heartbeat.js';
 import { nowIso } from '../state/records.js';
 
 type Row = Record<string, unknown>;
@@ -69,6 +71,7 @@ export class ClusterDb {
   private listener: pg.Client | undefined;
   private closed = false;
   private holdsGitLock = false;
+  private heartbeats: HeartbeatSession | undefined;
 
   private constructor(
     readonly pool: pg.Pool,
@@ -77,12 +80,13 @@ export class ClusterDb {
   ) {}
 
   /**
-   * A small pool of its own (heartbeats must not queue behind execution
-   * writes). Without a daemon id: an operator's read-only view.
+   * A small pool of its own (takeovers and file sync must not queue behind
+   * execution writes; heartbeats have a session of their own, see
+   * `heartbeat`). Without a daemon id: an operator's read-only view.
    */
   static open(url: string, daemonId = ''): ClusterDb {
-    const pool = new pg.Pool({ connectionString: url, max: 3, ...(daemonId === '' ? {} : { options: `-c service.daemon=${daemonId}` }) });
-    pool.on('error', () => {});
+    const daemon = daemonId === '' ? {} : { options: `-c service.daemon=${daemonId}` };
+    const pool = guardPool(new pg.Pool({ connectionString: url, max: 3, keepAlive: true, connectionTimeoutMillis: 10_000, ...daemon }));
     return new ClusterDb(pool, url, daemonId);
   }
 
@@ -97,10 +101,15 @@ export class ClusterDb {
     await this.pool.query('UPDATE daemons SET url = $2 WHERE id = $1', [this.daemonId, url]);
   }
 
-  /** Renews the lease; false when this daemon was fenced meanwhile. */
-  async heartbeat(): Promise<boolean> {
-    const r = await this.pool.query('UPDATE daemons SET heartbeat = clock_timestamp() WHERE id = $1 AND fenced_by IS NULL RETURNING 1', [this.daemonId]);
-    return (r.rowCount ?? 0) > 0;
+  /**
+   * Renews the lease on the heartbeat session (never behind the pool's
+   * work), each renewal bounded by `timeoutMs` on the server. `fenced` when
+   * this daemon was taken over meanwhile; else the renewal's time in the
+   * database's clock.
+   */
+  heartbeat(timeoutMs: number): Promise<BeatResult> {
+    this.heartbeats ??= new HeartbeatSession(this.url, this.daemonId, timeoutMs);
+    return this.heartbeats.beat();
   }
 
   async markStopped(): Promise<void> {
@@ -111,17 +120,25 @@ export class ClusterDb {
    * Fences the daemons to take over: earlier starts of this same node (this
    * process holds the node's data-directory lock, so they are dead whatever
    * their heartbeat says) and every daemon whose heartbeat is older than its
-   * lease. A daemon that stopped gracefully is left alone. Returns their ids;
-   * empty when this daemon is itself fenced.
+   * lease — but only while this daemon's own renewals went through without a
+   * gap since `beatingSince` (database time, see ClusterMember), from at
+   * least that lease ago, and its own lease is current. Both renewed on the
+   * same database during that window; only the other one did not. A stall of
+   * the database itself (unreachable, a table locked) stops every daemon's
+   * renewals and so fences nobody. A daemon that stopped gracefully is left
+   * alone. Returns their ids; empty when this daemon is itself fenced.
    */
-  async fenceDead(node: string): Promise<string[]> {
+  async fenceDead(node: string, beatingSince: Date | null): Promise<string[]> {
     const r = await this.pool.query(
       `UPDATE daemons d SET fenced_by = $1, fenced_at = clock_timestamp()
-       WHERE d.fenced_by IS NULL AND d.id <> $1
-         AND d.stopped IS NULL AND (d.node = $2 OR d.heartbeat < clock_timestamp() - d.lease_ms * interval '1 millisecond')
+       WHERE d.fenced_by IS NULL AND d.id <> $1 AND d.stopped IS NULL
+         AND (d.node = $2 OR (
+           d.heartbeat < clock_timestamp() - d.lease_ms * interval '1 millisecond'
+           AND $3::timestamptz <= clock_timestamp() - d.lease_ms * interval '1 millisecond'
+           AND EXISTS (SELECT 1 FROM daemons me WHERE me.id = $1 AND me.heartbeat >= clock_timestamp() - me.lease_ms * interval '1 millisecond')))
          AND EXISTS (SELECT 1 FROM daemons me WHERE me.id = $1 AND me.fenced_by IS NULL)
        RETURNING d.id`,
-      [this.daemonId, node],
+      [this.daemonId, node, beatingSince],
     );
     return r.rows.map((x: Row) => String(x.id));
   }
@@ -211,10 +228,6 @@ export class ClusterDb {
     return (r.rowCount ?? 0) > 0;
   }
 
-  async recordScheduledExecution(jobId: string, due: string, execId: string): Promise<void> {
-    await this.pool.query('UPDATE schedule_claims SET exec_id = $3 WHERE job_id = $1 AND due_time = $2', [jobId, due, execId]);
-  }
-
   /**
    * Due times claimed by a daemon that died before it created their
    * execution: this daemon takes the claims over and fires them.
@@ -237,6 +250,12 @@ export class ClusterDb {
     return r.rows.map((x: Row) => String(x.exec_id));
   }
 
+  /** Executions running in the store under this daemon's name. */
+  async runningClaimedBy(): Promise<string[]> {
+    const r = await this.pool.query("SELECT exec_id FROM executions WHERE status = 'running' AND claimed_by = $1", [this.daemonId]);
+    return r.rows.map((x: Row) => String(x.exec_id));
+  }
+
   async setTreeVersion(execId: string, version: number): Promise<void> {
     await this.pool.query('UPDATE executions SET tree_version = $2 WHERE exec_id = $1', [execId, version]);
   }
@@ -247,29 +266,46 @@ export class ClusterDb {
 
   /**
    * One session for LISTEN (and the git poller's advisory lock, which dies
-   * with it). A lost session is reopened after a second; `onReconnect` then
-   * lets the owner catch up on what it may have missed.
+   * with it). A lost session is reopened with backoff (1 s doubling to 30 s,
+   * one reopening at a time); `onReconnect` then lets the owner catch up on
+   * what it may have missed. The first open's failure is the caller's.
    */
   async listen(onMessage: (channel: string, payload: string) => void, onReconnect: () => void): Promise<void> {
-    const connect = async (): Promise<void> => {
-      const client = new pg.Client({ connectionString: this.url, application_name: `service daemon ${this.daemonId}` });
-      client.on('error', () => {});
-      client.on('notification', (n) => onMessage(n.channel, n.payload ?? ''));
-      client.on('end', () => {
-        if (this.listener === client) this.listener = undefined;
+    const open = async (): Promise<void> => {
+      const client = new pg.Client({ connectionString: this.url, application_name: `service daemon ${this.daemonId}`, keepAlive: true, connectionTimeoutMillis: 10_000 });
+      let lost = false;
+      const onLost = () => {
+        if (lost) return;
+        lost = true;
+        if (this.listener !== client) return; // never established: the opener handles it
+        this.listener = undefined;
         this.holdsGitLock = false;
-        if (this.closed) return;
-        setTimeout(() => {
-          connect().then(onReconnect, () => client.emit('end'));
-        }, 1000).unref();
-      });
-      await client.connect();
-      await client.query(`LISTEN ${CANCEL_CHANNEL}`);
-      await client.query(`LISTEN ${FILES_CHANNEL}`);
-      await client.query(`LISTEN ${QUEUE_CHANNEL}`);
+        reopen(1000);
+      };
+      client.on('error', onLost);
+      client.on('end', onLost);
+      client.on('notification', (n) => onMessage(n.channel, n.payload ?? ''));
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${CANCEL_CHANNEL}; LISTEN ${FILES_CHANNEL}; LISTEN ${QUEUE_CHANNEL}`);
+      } catch (err) {
+        await client.end().catch(() => {});
+        throw err;
+      }
+      if (lost || this.closed) {
+        await client.end().catch(() => {});
+        throw new Error('notification session lost while opening');
+      }
       this.listener = client;
     };
-    await connect();
+    const reopen = (delayMs: number): void => {
+      if (this.closed) return;
+      setTimeout(() => {
+        if (this.closed) return;
+        open().then(onReconnect, () => reopen(Math.min(delayMs * 2, 30_000)));
+      }, delayMs).unref();
+    };
+    await open();
   }
 
   /** True while this daemon holds the git poller's lock (taken here when free). */
@@ -278,7 +314,8 @@ export class ClusterDb {
     const l = this.listener;
     if (!l) return false;
     const r = await l.query('SELECT pg_try_advisory_lock($1) AS ok', [GIT_POLLER_LOCK]);
-    this.holdsGitLock = r.rows[0]?.ok === true;
+    // The session may have been lost (and replaced) while the query ran: the lock died with it.
+    this.holdsGitLock = r.rows[0]?.ok === true && this.listener === l;
     return this.holdsGitLock;
   }
 
@@ -295,6 +332,7 @@ export class ClusterDb {
     if (this.closed) return;
     this.closed = true;
     await this.listener?.end().catch(() => {});
+    await this.heartbeats?.close();
     await this.pool.end().catch(() => {});
   }
 }

@@ -10,14 +10,19 @@
  * The holder's pid is written beside the lock (`daemon.pid`) only so that a
  * refused daemon can say which process holds the directory.
  *
- * The lock is taken before the state store is opened and before restart
+ * A SQLite state file is locked on its own as well (`<file>.daemon.lock`,
+ * holder's pid in `<file>.daemon.pid`), wherever it lives: two data
+ * directories must not share one state file, whichever directory's default
+ * it is.
+ *
+ * The locks are taken before the state store is opened and before restart
  * recovery runs: a second daemon must not mark the first one's executions
- * interrupted before it finds out the directory is busy.
+ * interrupted before it finds out the directory or the file is busy.
  */
 import type Database from 'better-sqlite3';
 import { openDatabase, pragma } from './sqlite-database.js';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { EngineError } from '../errors.js';
 
 export interface DaemonLock {
@@ -27,16 +32,16 @@ export interface DaemonLock {
 const LOCK_FILE = 'daemon.lock';
 const PID_FILE = 'daemon.pid';
 
-function holderPid(dir: string): string {
+function holderPid(pidFile: string): string {
   try {
-    const pid = readFileSync(join(dir, PID_FILE), 'utf8').trim();
+    const pid = readFileSync(pidFile, 'utf8').trim();
     return /^\d+$/.test(pid) ? pid : 'unknown';
   } catch {
     return 'unknown';
   }
 }
 
-function lockOne(lockFile: string, what: string, pidDir: string): Database.Database {
+function lockOne(lockFile: string, what: string, pidFile: string): Database.Database {
   mkdirSync(dirname(lockFile), { recursive: true });
   const db = openDatabase(lockFile, { timeout: 0 });
   try {
@@ -46,33 +51,54 @@ function lockOne(lockFile: string, what: string, pidDir: string): Database.Datab
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY' || (err as { code?: string }).code === 'SQLITE_LOCKED') {
-      throw new EngineError('node', `${what} is in use by another daemon (pid ${holderPid(pidDir)})`);
+      throw new EngineError('node', `${what} is in use by another daemon (pid ${holderPid(pidFile)})`);
     }
     throw new EngineError('node', `cannot lock ${what}`, err);
   }
 }
 
+/** The state file's path with symbolic links resolved (the file itself may not exist yet). */
+function canonical(file: string): string {
+  const abs = resolve(file);
+  try {
+    return realpathSync(abs);
+  } catch {
+    try {
+      return join(realpathSync(dirname(abs)), basename(abs));
+    } catch {
+      return abs;
+    }
+  }
+}
+
+function writePid(pidFile: string): void {
+  const tmp = `${pidFile}.${process.pid}`;
+  writeFileSync(tmp, `${process.pid}\n`);
+  renameSync(tmp, pidFile);
+}
+
 /**
- * Locks `dataDir` and, when the SQLite state file lives elsewhere, that file
- * too (two daemons with different data directories must not share one
- * SQLite state file either). Fails with
- * `data directory <abs> is in use by another daemon (pid <n>)`.
+ * Locks `dataDir` and the SQLite state file `sqliteState` (by its own lock,
+ * wherever it lives: two daemons with different data directories must not
+ * share one SQLite state file either). Fails with
+ * `data directory <abs> is in use by another daemon (pid <n>)` or
+ * `state file <abs> is in use by another daemon (pid <n>)`.
  */
 export function lockDataDir(dataDir: string, sqliteState?: string): DaemonLock {
   const dir = resolve(dataDir);
-  const held: Database.Database[] = [lockOne(join(dir, LOCK_FILE), `data directory ${dir}`, dir)];
+  const pidFiles = [join(dir, PID_FILE)];
+  const held: Database.Database[] = [lockOne(join(dir, LOCK_FILE), `data directory ${dir}`, pidFiles[0]!)];
   try {
-    if (sqliteState !== undefined) {
-      const state = resolve(sqliteState);
-      if (dirname(state) !== dir) held.push(lockOne(`${state}.${LOCK_FILE}`, `state file ${state}`, dir));
+    if (sqliteState !== undefined && sqliteState !== ':memory:') {
+      const state = canonical(sqliteState);
+      pidFiles.push(`${state}.${PID_FILE}`);
+      held.push(lockOne(`${state}.${LOCK_FILE}`, `state file ${state}`, pidFiles[1]!));
     }
   } catch (err) {
     for (const db of held) db.close();
     throw err;
   }
-  const tmp = join(dir, `${PID_FILE}.${process.pid}`);
-  writeFileSync(tmp, `${process.pid}\n`);
-  renameSync(tmp, join(dir, PID_FILE));
+  for (const f of pidFiles) writePid(f);
   let released = false;
   return {
     release() {

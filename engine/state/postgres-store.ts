@@ -23,6 +23,8 @@
 import type pg from 'pg';
 import { Pool } from '../targets/postgres/pg-module.js';
 import { inTransaction } from './pg-transaction.js';
+import { PgPinger } from './pg-ping.js';
+import { guardPool } from '../targets/postgres/pg-guard.js';
 import { timingSafeEqual } from 'node:crypto';
 import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
@@ -91,8 +93,11 @@ class PostgresStore implements StateStore {
   readonly kind = 'postgres' as const;
   private readonly cap: number;
 
-  constructor(private readonly pool: pg.Pool, options: StateStoreOptions) {
+  private readonly pinger: PgPinger;
+
+  constructor(private readonly pool: pg.Pool, options: StateStoreOptions, url: string) {
     this.cap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
+    this.pinger = new PgPinger(url);
   }
 
   private async all(sql: string, params: unknown[] = [], on: Queryable = this.pool): Promise<Row[]> {
@@ -248,10 +253,19 @@ class PostgresStore implements StateStore {
     return rows.map((r) => execFromRow(r, maps));
   }
 
-  async createExecution(input: NewExecution): Promise<ExecutionRecord> {
+  async createExecution(input: NewExecution, options: { readonly scheduleDue?: string } = {}): Promise<ExecutionRecord> {
     const values = R.executionValues({ ...input, exec_id: input.exec_id ?? newExecId() });
+    const n = values.length;
+    // One statement: the execution and its schedule claim's record commit together.
+    const sql =
+      options.scheduleDue === undefined
+        ? `${INSERT_EXECUTION} RETURNING *`
+        : `WITH e AS (${INSERT_EXECUTION} RETURNING *),
+             c AS (UPDATE schedule_claims SET exec_id = (SELECT exec_id FROM e) WHERE job_id = $${n + 1} AND due_time = $${n + 2})
+           SELECT * FROM e`;
+    const params = options.scheduleDue === undefined ? values : [...values, input.job_id, options.scheduleDue];
     try {
-      return execFromRow((await this.one(`${INSERT_EXECUTION} RETURNING *`, values))!, new Map());
+      return execFromRow((await this.one(sql, params))!, new Map());
     } catch (err) {
       if (pgCode(err) === '23503') throw R.projectNotFound(input.project_id);
       if (pgConstraint(err) === 'executions_one_running_per_job') throw R.alreadyRunning(String(values[0]));
@@ -552,9 +566,14 @@ class PostgresStore implements StateStore {
 
   private closed = false;
 
+  ping(timeoutMs: number): Promise<number> {
+    return this.pinger.ping(timeoutMs);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.pinger.close();
     await this.pool.end();
   }
 }
@@ -563,9 +582,10 @@ class PostgresStore implements StateStore {
 export async function openPostgresStore(url: string, options: StateStoreOptions = {}): Promise<StateStore> {
   // A daemon's sessions carry its id: the fence trigger refuses their writes once it was taken over.
   const daemon = options.daemonId === undefined ? {} : { options: `-c service.daemon=${options.daemonId}` };
-  const pool = new Pool({ connectionString: url, max: options.poolMax ?? 10, ...daemon });
-  // An idle client losing its connection must not crash the daemon; the next query reconnects.
-  pool.on('error', () => {});
+  // keepAlive: a state store that vanished without closing the connection is noticed.
+  // connectionTimeoutMillis: a checkout fails (and its request with it) instead of waiting forever
+  // while the database is unreachable.
+  const pool = guardPool(new Pool({ connectionString: url, max: options.poolMax ?? 10, keepAlive: true, connectionTimeoutMillis: 10_000, ...daemon }));
   try {
     const client = await pool.connect();
     try {
@@ -578,5 +598,5 @@ export async function openPostgresStore(url: string, options: StateStoreOptions 
     if (err instanceof EngineError) throw err;
     throw new EngineError('connection', `cannot open the PostgreSQL state store: ${(err as Error).message}`, err);
   }
-  return new PostgresStore(pool, options);
+  return new PostgresStore(pool, options, url);
 }

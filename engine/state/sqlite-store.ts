@@ -28,6 +28,7 @@ import { newExecId, newJobId, newProjectId } from './ids.js';
 import { migrateSqlite } from './migrations.js';
 import { executionFilter, executionPageSql, PUBLIC_JSON } from './sqlite-execution-page.js';
 import { SqliteReaders } from './sqlite-readers.js';
+import { timedRead } from './timed-read.js';
 import * as R from './records.js';
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -591,6 +592,10 @@ class SqliteStore implements StateStore {
       'INSERT INTO service_build_watermarks (target, model, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (target, model) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
       target, model, value, R.canonicalTime(now ?? R.nowIso(), 'now'),
     );
+  }
+
+  async ping(timeoutMs: number): Promise<number> {
+    return timedRead(() => this.one('SELECT 1 FROM executions LIMIT 1'), timeoutMs);
   }
 
   async close(): Promise<void> {

@@ -325,7 +325,14 @@ export interface StateStore {
   latestStartTimes(jobIds: readonly string[]): Promise<Map<string, string>>;
 
   // executions
-  createExecution(input: NewExecution): Promise<ExecutionRecord>;
+  /**
+   * `scheduleDue` (cluster mode): the execution is what the schedule claim of
+   * (its job, that due time) became — recorded on the claim in the same
+   * statement, so no daemon can die between the two and leave a claim that a
+   * survivor would fire again. Stores without schedule claims (SQLite: one
+   * daemon) ignore it.
+   */
+  createExecution(input: NewExecution, options?: { readonly scheduleDue?: string }): Promise<ExecutionRecord>;
   /** Bench/test helper: inserts many executions in one transaction (no status_map work). */
   insertExecutionsBulk(inputs: readonly NewExecution[]): Promise<void>;
   getExecution(projectId: string, execId: string): Promise<ExecutionRecord | undefined>;
@@ -391,6 +398,14 @@ export interface StateStore {
   // build watermarks (SERVICE_STATE; table service_build_watermarks)
   getWatermark(target: string, model: string): Promise<Watermark | undefined>;
   setWatermark(target: string, model: string, value: string, now?: string): Promise<void>;
+
+  /**
+   * A cheap read of the executions table within `timeoutMs`, for health
+   * checks: resolves the milliseconds it took; rejects with EngineError
+   * `connection` when the store could not be read in time (unreachable, or
+   * the table locked by someone else). Never waits longer than `timeoutMs`.
+   */
+  ping(timeoutMs: number): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -6,6 +6,7 @@
  */
 import type pg from 'pg';
 import { Client, Pool } from './pg-module.js';
+import { guardPool } from './pg-guard.js';
 import type { PostgresConnection } from '../../connections/connection.js';
 import { redact } from '../../connections/redact.js';
 import { connectFailed } from '../materialize-errors.js';
@@ -120,10 +121,9 @@ class PostgresTarget implements Target {
     this.defaultSchema = conn.schema;
     this.secrets = [conn.password];
     const config = clientConfig(conn, options.connectTimeoutMs);
-    this.pool = new Pool({ ...config, max: options.poolSize ?? 4 });
-    this.pool.on('error', () => {
-      // An idle client lost its connection; the pool discards it and the next open() reconnects.
-    });
+    // A client that lost its connection (idle or in use) fails its statement, never the process;
+    // the pool discards it and the next open() reconnects.
+    this.pool = guardPool(new Pool({ ...config, max: options.poolSize ?? 4 }));
     this.pool.on('connect', (client) => void client.query(CONNECTION_CHECK).catch(() => {}));
     this.control = new ControlConnection(config);
   }
