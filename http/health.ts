@@ -1,8 +1,9 @@
 /**
  * What `/health` reports about the state store: whether a small read
- * answers, and how fast. The read is a lookup of an execution id that never
- * exists (one index probe on the executions table, which every run and read
- * uses: a lock on it shows here). Probes are shared: one runs at a time and
+ * answers, and how fast. The read is the store's `ping` (a bounded read of
+ * the executions table, which every run and read uses: a lock on it shows
+ * here; on PostgreSQL on a session of its own, so a busy pool does not hide
+ * a healthy database). Probes are shared: one runs at a time and
  * its answer serves the requests of the next PROBE_REUSE_MS, so a load of
  * `/health` is not a load on the store.
  */
@@ -12,8 +13,6 @@ import type { StateStore } from '../engine/state/store.js';
 export const STORE_PROBE_TIMEOUT_MS = 1000;
 /** How long one probe's answer is reused. */
 const PROBE_REUSE_MS = 500;
-/** A KSUID-shaped id no execution has (all zeros: a time before any KSUID). */
-const NO_SUCH_EXECUTION = '0'.repeat(27);
 
 export interface StoreHealth {
   readonly reachable: boolean;
@@ -27,7 +26,7 @@ export class StoreProbe {
   #inFlight: { readonly started: number; readonly done: Promise<StoreHealth> } | undefined;
 
   constructor(
-    private readonly store: Pick<StateStore, 'findExecution'>,
+    private readonly store: Pick<StateStore, 'ping'>,
     private readonly timeoutMs = STORE_PROBE_TIMEOUT_MS,
     private readonly now: () => number = () => performance.now(),
   ) {}
@@ -54,7 +53,7 @@ export class StoreProbe {
   }
 
   #start(started: number) {
-    const done = this.store.findExecution(NO_SUCH_EXECUTION).then(
+    const done = this.store.ping(this.timeoutMs).then(
       (): StoreHealth => ({ reachable: true, latency_ms: Math.round((this.now() - started) * 10) / 10 }),
       (err: unknown): StoreHealth => ({ reachable: false, latency_ms: null, error: `a read failed: ${err instanceof Error ? err.message : String(err)}` }),
     ).then((health) => {
