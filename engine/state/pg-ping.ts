@@ -8,19 +8,20 @@
  * arriving while one is in flight share it. A lost connection is reopened by
  * the next check.
  */
-import type pg from 'pg';
-import { Client } from '../targets/postgres/pg-module.js';
+import { OwnSession } from '../targets/postgres/own-session.js';
 import { EngineError } from '../errors.js';
 
 export class PgPinger {
-  #client: Promise<pg.Client> | undefined;
   #inFlight: Promise<void> | undefined;
-  #closed = false;
+  #ms = 1000;
+  readonly #session: OwnSession;
 
-  constructor(private readonly url: string) {}
+  constructor(url: string) {
+    this.#session = new OwnSession(() => ({ connectionString: url, application_name: 'service health', connectionTimeoutMillis: this.#ms, keepAlive: true }));
+  }
 
   async ping(timeoutMs: number): Promise<number> {
-    if (this.#closed) throw new EngineError('connection', 'state store closed');
+    if (this.#session.closed) throw new EngineError('connection', 'state store closed');
     const start = performance.now();
     const ms = Math.max(1, Math.round(timeoutMs));
     this.#inFlight ??= this.#read(ms).finally(() => (this.#inFlight = undefined));
@@ -38,7 +39,8 @@ export class PgPinger {
 
   async #read(ms: number): Promise<void> {
     try {
-      const client = await this.#connect(ms);
+      this.#ms = ms;
+      const client = await this.#session.client();
       // A number, not user input: safe to inline, and one round trip for both statements.
       await client.query(`SET statement_timeout = ${ms}; SELECT 1 FROM executions LIMIT 1`);
     } catch (err) {
@@ -49,29 +51,7 @@ export class PgPinger {
     }
   }
 
-  #connect(ms: number): Promise<pg.Client> {
-    if (this.#client) return this.#client;
-    const client = new Client({ connectionString: this.url, application_name: 'service health', connectionTimeoutMillis: ms, keepAlive: true });
-    const forget = () => {
-      if (this.#client === opened) this.#client = undefined;
-    };
-    client.on('error', forget);
-    client.on('end', forget);
-    const opened = client.connect().then(
-      () => client,
-      (err: unknown) => {
-        forget();
-        throw err;
-      },
-    );
-    this.#client = opened;
-    return opened;
-  }
-
   async close(): Promise<void> {
-    this.#closed = true;
-    const c = this.#client;
-    this.#client = undefined;
-    if (c) await c.then((client) => client.end()).catch(() => {});
+    await this.#session.close();
   }
 }
