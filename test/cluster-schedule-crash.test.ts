@@ -5,7 +5,8 @@
  * statement. A test hook (SERVICE_TEST_KILL_AFTER_SCHEDULED_RUN, read only
  * by cli/serve.ts for this test) kills the daemon at that moment; its
  * scheduler runs 30x fast so an every-minute job fires within seconds. The
- * survivor takes the dead daemon over and runs the queued execution: one
+ * survivor takes the dead daemon over and runs the queued execution (or
+ * marks it interrupted when the dead daemon had already started it): one
  * execution for the claimed due time, recorded on the claim — not a second
  * one fired for a claim that looked unfulfilled.
  */
@@ -35,7 +36,9 @@ test('a daemon killed right after creating a scheduled execution: the survivor r
       const e = await c.api(1).exec(claims[0].exec_id);
       return e && e.status !== 'queued' && e.status !== 'running' ? e : undefined;
     }, 20_000, 'the survivor to run the queued scheduled execution');
-    assert.equal(done.status, 'success', JSON.stringify(done));
+    // The dead daemon may have started it in the instant before the kill: then the survivor marks it
+    // interrupted (the job allows no retry) instead of running it. Either way it is final, and once.
+    assert.ok(done.status === 'success' || done.status === 'interrupted', JSON.stringify(done));
     // Beats enough for the survivor to have fenced the dead daemon and looked for orphan claims.
     await until(async () => ((await c.sql('state', 'SELECT 1 FROM daemons WHERE fenced_by IS NOT NULL')).length > 0 ? true : undefined), 10_000, 'the dead daemon to be fenced');
     await new Promise((r) => setTimeout(r, 1500));
