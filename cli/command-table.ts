@@ -227,10 +227,30 @@ export const COMMANDS: readonly CommandDef[] = [
   },
   { name: 'project list', summary: 'List the projects of the state store.', options: [...STORE, HELP], examples: ['npx service project list --data-dir ./data'] },
   {
+    name: 'project delete',
+    args: '<NAME>',
+    summary: 'Delete a project: its tokens, jobs, executions and files directory. Refused while one of its executions is queued or running.',
+    options: [...STORE, HELP],
+    examples: ['npx service project delete acme --data-dir ./data'],
+  },
+  {
     name: 'token create',
     summary: 'Create a project token and print it once (only its SHA-256 is stored).',
     options: [{ long: 'project', value: 'NAME', help: 'the project (required)' }, { long: 'label', value: 'L', help: 'a note kept with the token' }, ...STORE, HELP],
     examples: ['npx service token create --project acme --data-dir ./data'],
+  },
+  {
+    name: 'token list',
+    summary: 'List the stored tokens: id (the first 12 hex digits of the SHA-256 digest), project, label, creation time. Never the tokens themselves.',
+    options: [{ long: 'project', value: 'NAME', help: 'only the tokens of this project' }, ...STORE, OUTPUT, HELP],
+    examples: ['npx service token list --project acme --data-dir ./data'],
+  },
+  {
+    name: 'token revoke',
+    args: '<ID>',
+    summary: 'Revoke a token by the id token list shows; the daemon refuses it from its next request on.',
+    options: [...STORE, HELP],
+    examples: ['npx service token revoke 3f9a0c1d2e4b --data-dir ./data'],
   },
   {
     name: 'cluster status',

@@ -4,9 +4,12 @@
  *   service project create NAME [--git-url URL] [--git-branch B] [--git-poll S] [--git-enabled=true|false]
  *   service project update NAME [same git flags]
  *   service project list
+ *   service project delete NAME
  *   service token create --project NAME [--label L]
+ *   service token list [--project NAME] [-o table|json]
+ *   service token revoke ID
  */
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { redact } from '../engine/connections/index.js';
 import { EngineError, errorChain } from '../engine/errors.js';
 import { ProjectTree } from '../engine/files/project-tree.js';
@@ -90,8 +93,7 @@ export async function projectCommand(sub: 'create' | 'update' | 'list', a: Parse
         const files = await new ProjectTree(projectPaths(dataDir, p.id).files).countFiles().catch(() => 0);
         rows.push([p.id, p.name, p.git ? redact(p.git.url) : '', p.git?.branch ?? '', p.git ? String(p.git.enabled) : '', String(files), String(counts.jobs)]);
       }
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      io.out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      printTable(rows, io);
       return 0;
     });
   } catch (err) {
@@ -114,6 +116,71 @@ export async function tokenCommand(a: ParsedArgs, io: Io): Promise<number> {
     });
   } catch (err) {
     return report(err, io, 'token create');
+  }
+}
+
+function printTable(rows: string[][], io: Io): void {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  io.out(rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+}
+
+/**
+ * `service project delete NAME`: the store's records first (refused while an
+ * execution of the project is queued or running, so nothing is half-deleted),
+ * then `projects/<id>/` — its files, env file and git metadata.
+ */
+export async function projectDelete(a: ParsedArgs, io: Io): Promise<number> {
+  try {
+    const name = a.positionals[0]!;
+    return await withStore(a, async (store, dataDir) => {
+      const p = await store.getProjectByName(name);
+      if (!p) throw new EngineError('not_found', `project "${name}" not found`);
+      if (!(await store.deleteProject(p.id))) throw new EngineError('not_found', `project "${name}" not found`);
+      rmSync(projectPaths(dataDir, p.id).dir, { recursive: true, force: true });
+      io.out(`deleted ${p.id}\n`);
+      return 0;
+    });
+  } catch (err) {
+    return report(err, io, 'project delete');
+  }
+}
+
+/** `service token list [--project NAME] [-o table|json]`: ids, never the tokens (only digests are stored). */
+export async function tokenList(a: ParsedArgs, io: Io): Promise<number> {
+  try {
+    const output = flagValue(a, 'output') ?? 'table';
+    if (output !== 'table' && output !== 'json') throw new EngineError('usage', `invalid argument "${output}" for "-o, --output": expected table or json`);
+    const only = flagValue(a, 'project');
+    return await withStore(a, async (store) => {
+      const names = new Map((await store.listProjects()).map((p) => [p.id, p.name]));
+      const projectId = only === undefined ? undefined : [...names].find(([, n]) => n === only)?.[0];
+      if (only !== undefined && !projectId) throw new EngineError('not_found', `project "${only}" not found`);
+      const tokens = (await store.listTokens()).filter((t) => projectId === undefined || t.project_id === projectId)
+        .map((t) => ({ id: t.id, project: names.get(t.project_id) ?? t.project_id, project_id: t.project_id, label: t.label, created: t.created }));
+      if (output === 'json') io.out(JSON.stringify({ tokens }) + '\n');
+      else printTable([['ID', 'PROJECT', 'LABEL', 'CREATED'], ...tokens.map((t) => [t.id, t.project, t.label, t.created])], io);
+      return 0;
+    });
+  } catch (err) {
+    return report(err, io, 'token list');
+  }
+}
+
+/** `service token revoke ID`: ID is what `token list` shows (a longer prefix of the digest also works). */
+export async function tokenRevoke(a: ParsedArgs, io: Io): Promise<number> {
+  try {
+    const id = a.positionals[0]!.toLowerCase();
+    if (!/^[0-9a-f]{12,64}$/.test(id)) throw new EngineError('usage', `invalid token id "${a.positionals[0]}": expected the 12 hex digits service token list shows`);
+    return await withStore(a, async (store) => {
+      const matches = (await store.listTokens()).filter((t) => t.digest.startsWith(id));
+      if (matches.length === 0) throw new EngineError('not_found', `token ${id} not found`);
+      if (matches.length > 1) throw new EngineError('conflict', `token id ${id} matches ${matches.length} tokens: give more hex digits of the digest`);
+      await store.revokeToken(matches[0]!.digest);
+      io.out(`revoked ${id}\n`);
+      return 0;
+    });
+  } catch (err) {
+    return report(err, io, 'token revoke');
   }
 }
 

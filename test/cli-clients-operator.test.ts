@@ -148,7 +148,8 @@ test('token create: prints a new token once and stores its digest for the projec
 });
 
 test('unknown operator subcommands and flags are usage errors (exit 2)', async () => {
-  assert.equal((await run('project', 'delete', 'acme')).code, 2);
+  assert.equal((await run('project', 'destroy', 'acme')).code, 2);
+  assert.equal((await run('project', 'delete')).code, 2); // needs NAME
   assert.equal((await run('project', 'list', '--git-url', 'x')).code, 2);
   assert.equal((await run('token', 'revoke')).code, 2);
   assert.deepEqual(await run('project', 'create', 'one', 'two'), { code: 2, out: '', err: `error: unexpected argument: two${hint('project create')}` });

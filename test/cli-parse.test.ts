@@ -71,7 +71,8 @@ test('usage errors name the flag as typed and the help to read', () => {
   usageError(['serve', 'now'], 'unexpected argument: now', 'serve');
   usageError(['serve', '-v'], 'unknown flag: -v', 'serve');
   usageError(['execs', 'rm'], 'unknown execs command "rm", expected list, get, log, or cancel', 'execs');
-  usageError(['token', 'revoke'], 'unknown token command "revoke", expected create', 'token');
+  usageError(['token', 'rotate'], 'unknown token command "rotate", expected create, list, or revoke', 'token');
+  usageError(['token', 'revoke'], 'service token revoke needs ID', 'token revoke');
   usageError(['conns', 'list', '--remote=1'], 'flag --remote does not take a value', 'conns list');
   usageError(['nope'], 'unknown command "nope", expected init, build, run, serve, conns, project, token, cluster, jobs, execs, files, git, or bench', '');
 });

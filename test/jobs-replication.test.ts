@@ -294,17 +294,15 @@ test('streamMatches: exact keys and wildcard keys', () => {
   assert.equal(streamMatches(prefixed, 'publicXstg_orders'), false, 'the dot is literal');
 });
 
-test('options this version cannot honour are refused at save time, never accepted and ignored', () => {
+test('every target option of the contract is accepted: flatten, adjust_column_type, batch_limit (a positive integer)', () => {
   const text = oneStream(['object: a.b', 'source_options: {flatten: true}', 'target_options: {adjust_column_type: true, batch_limit: 100}']);
-  assert.deepEqual(
-    problems(text).map(([path, message]) => [path, message]),
-    [
-      ['streams["public.users"].target_options.batch_limit', 'target_options.batch_limit is not supported by this version: each stream is loaded as one COPY in one transaction; remove the key'],
-    ],
-  );
-  // Their "off" values are what this version does, so they are accepted.
+  assert.deepEqual(problems(text), []);
   assert.deepEqual(problems(oneStream(['object: a.b', 'source_options: {flatten: false}', 'target_options: {adjust_column_type: false}'])), []);
-  // flatten and adjust_column_type are honoured (replication-flatten.test.ts, replication-adjust-types.test.ts); a non-boolean is refused.
-  assert.deepEqual(problems(oneStream(['object: a.b', 'target_options: {adjust_column_type: true}'])), []);
+  // flatten, adjust_column_type and batch_limit are honoured (replication-flatten.test.ts, replication-adjust-types.test.ts, replication-batch-limit.test.ts).
   assert.equal(problems(oneStream(['object: a.b', 'target_options: {adjust_column_type: sometimes}'])).length, 1);
+  for (const bad of ['0', '-5', '2.5', 'many']) {
+    const found = problems(oneStream(['object: a.b', `target_options: {batch_limit: ${bad}}`]));
+    assert.equal(found.length, 1, `batch_limit: ${bad}`);
+    assert.equal(found[0]![0], 'streams["public.users"].target_options.batch_limit');
+  }
 });

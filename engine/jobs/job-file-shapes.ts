@@ -44,7 +44,7 @@ export const TargetOptionsShape = object({
   merge_strategy: field(enums(MERGE_STRATEGIES)),
   pre_sql: field(text),
   post_sql: field(text),
-  batch_limit: field(unknown()),
+  batch_limit: field(described(integer(), 'rows per load statement on a database target, at least 1 (default 50000)')),
   format: field(enums(FILE_FORMATS)),
   header: field(boolean()),
   delimiter: field(text),

@@ -109,10 +109,7 @@ function readTargetOptions(s: Scope, map: YMap, path: readonly PathSeg[], target
   set(o, 'merge_strategy', readEnum(s, e.get('merge_strategy'), path, MERGE_STRATEGIES));
   set(o, 'pre_sql', readSqlText(s, e.get('pre_sql'), path));
   set(o, 'post_sql', readSqlText(s, e.get('post_sql'), path));
-  const batch = e.get('batch_limit');
-  if (batch !== undefined) {
-    s.problems.add([...path, 'batch_limit'], 'target_options.batch_limit is not supported by this version: each stream is loaded as one COPY in one transaction; remove the key', batch.value.offset);
-  }
+  set(o, 'batch_limit', readPositive(s, e.get('batch_limit'), path));
   set(o, 'format', readEnum(s, e.get('format'), path, FILE_FORMATS));
   set(o, 'header', readBool(s, e.get('header'), path));
   set(o, 'delimiter', readChar(s, e.get('delimiter'), path));

@@ -138,30 +138,37 @@ export interface CopyFeedLoad {
   readonly insert: (from: string) => string;
   /** After each chunk: rows decoded and bytes read so far. */
   readonly onProgress?: (rows: number, bytes: number) => void;
+  /** `target_options.batch_limit`: no INSERT takes more rows (batches are whole blocks of at most this many). */
+  readonly batchLimit?: number;
 }
 
 /**
  * Loads a PostgreSQL binary COPY stream through `s` in batches; resolves to
- * the rows inserted and the bytes read. On failure, no INSERT is left
+ * the rows inserted, the bytes read and the INSERTs run. On failure, no INSERT is left
  * running on the connection when it rejects.
  */
-export async function loadCopyFeed(s: DuckSession, source: AsyncIterable<Buffer>, o: CopyFeedLoad): Promise<{ rows: number; bytes: number }> {
+export async function loadCopyFeed(s: DuckSession, source: AsyncIterable<Buffer>, o: CopyFeedLoad): Promise<{ rows: number; bytes: number; statements: number }> {
   ensureFeedFunction(s.conn);
   const id = `f${++feedSeq}`;
   const feed: Feed = { columns: o.columns, recycle: (block) => reader.recycle(block), batch: [], next: 0 };
   feeds.set(id, feed);
   const sql = o.insert(`${FEED_FUNCTION}('${id}')`);
+  const limit = o.batchLimit ?? Number.POSITIVE_INFINITY;
+  const minRows = Math.min(MIN_ROWS, limit);
+  const maxRows = Math.min(MAX_ROWS, limit);
   let batch: Block[] = [];
   let batchRows = 0;
   let batchBytes = 0;
-  /** A sealed batch waiting for the running INSERT. */
-  let waiting: Block[] | undefined;
+  /** Sealed batches waiting for the running INSERT, oldest first. */
+  let queue: Block[][] = [];
   let running: Promise<void> | undefined;
   let failure: { error: unknown } | undefined;
   let rows = 0;
   let total = 0;
+  let statements = 0;
 
   const start = (rowsOf: Block[]) => {
+    statements++;
     feed.batch = rowsOf;
     feed.next = 0;
     running = s.run(sql).then(
@@ -170,29 +177,29 @@ export async function loadCopyFeed(s: DuckSession, source: AsyncIterable<Buffer>
     ).finally(() => {
       running = undefined;
       if (failure !== undefined) return;
-      if (waiting !== undefined) {
-        const next = waiting;
-        waiting = undefined;
-        start(next);
-      } else if (batchRows >= MIN_ROWS) seal();
+      if (queue.length > 0) start(queue.shift()!);
+      else if (batchRows >= minRows) seal();
     });
   };
-  /** Hands the batch being filled to DuckDB: now if it is idle, else as the one waiting. */
+  /** Hands the batch being filled to DuckDB: now if it is idle, else to the queue. */
   const seal = () => {
     if (batch.length === 0 || failure !== undefined) return;
     const sealed = batch;
     batch = [];
     batchRows = batchBytes = 0;
     if (running === undefined) start(sealed);
-    else waiting = sealed;
+    else queue.push(sealed);
   };
+  const full = () => batchRows >= maxRows || batchBytes >= MAX_BYTES;
   const reader = new CopyBinaryReader(o.columns, o.names, (block) => {
+    // A block that would take the batch past batch_limit starts the next one.
+    if (batchRows + block.rows > limit) seal();
     batch.push(block);
     batchRows += block.rows;
     batchBytes += block.bytes;
     // DuckDB idle: give it what there is. Busy: grow the batch (fewer, larger INSERTs) up to the cap.
-    if ((running === undefined && batchRows >= MIN_ROWS) || (waiting === undefined && (batchRows >= MAX_ROWS || batchBytes >= MAX_BYTES))) seal();
-  });
+    if ((running === undefined && batchRows >= minRows) || (queue.length === 0 && full())) seal();
+  }, Math.min(limit, MIN_ROWS));
   const drain = async () => {
     while (running !== undefined) await running;
   };
@@ -203,8 +210,8 @@ export async function loadCopyFeed(s: DuckSession, source: AsyncIterable<Buffer>
       total += chunk.length;
       reader.push(chunk);
       o.onProgress?.(reader.rows, total);
-      // Back-pressure: a batch waits and the next one is full.
-      while (waiting !== undefined && (batchRows >= MAX_ROWS || batchBytes >= MAX_BYTES) && running !== undefined) await running;
+      // Back-pressure: a batch waits and the next one is full, or (small batch_limit) several wait.
+      while (running !== undefined && (queue.length > 1 || (queue.length > 0 && full()))) await running;
     }
     reader.end();
     await drain();
@@ -212,10 +219,10 @@ export async function loadCopyFeed(s: DuckSession, source: AsyncIterable<Buffer>
     await drain();
     if (failure !== undefined) throw failure.error;
     if (rows !== reader.rows) throw new EngineError('internal', `the COPY stream had ${reader.rows} rows but ${rows} were inserted`);
-    return { rows, bytes: total };
+    return { rows, bytes: total, statements };
   } catch (err) {
     failure ??= { error: err };
-    waiting = undefined;
+    queue = [];
     await drain();
     throw err;
   } finally {

@@ -1,7 +1,8 @@
 /**
  * DuckDB as a replication target. PostgreSQL sources arrive as binary
  * `COPY … TO STDOUT`, decoded into column blocks that a table function
- * hands to `INSERT … SELECT` in batches (duckdb-copy-feed.ts). SQL feeds
+ * hands to `INSERT … SELECT` in batches of at most `batch_limit` rows
+ * (duckdb-copy-feed.ts). SQL feeds
  * (same-file DuckDB sources, files read by this DuckDB) become one
  * `INSERT … SELECT`. Both insert by column name, so existing tables with
  * other columns need no staging.
@@ -14,21 +15,25 @@ import { loadCopyFeed } from './duckdb-copy-feed.js';
 import type { Feed, LoadCount } from './feed.js';
 import { binaryColumn } from './pg-binary-columns.js';
 import { progressLog } from './progress.js';
+import { DEFAULT_BATCH_LIMIT } from './row-batches.js';
 import type { LoadColumn, TableTarget, TargetTable } from './table-load.js';
 
 /** Loads a PostgreSQL binary COPY feed into `rel` (`columns` in feed order). */
-async function loadPgBinary(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-binary' }>, log: (line: string) => void): Promise<LoadCount> {
+async function loadPgBinary(s: DuckSession, rel: Relation, columns: readonly LoadColumn[], feed: Extract<Feed, { kind: 'pg-binary' }>, log: (line: string) => void, batchLimit: number): Promise<LoadCount> {
   const binary = feed.columns.map((c, i) => binaryColumn(c, columns[i]!.ddl));
   const list = columns.map((c) => quoteIdent(c.name)).join(', ');
   const progress = progressLog(log);
   const stream = feed.open();
   try {
-    return await s.singleThreaded(() => loadCopyFeed(s, stream, {
+    const r = await s.singleThreaded(() => loadCopyFeed(s, stream, {
       columns: binary,
       names: columns.map((c) => c.name),
       insert: (from) => `INSERT INTO ${quoteRelation(rel)} (${list}) SELECT * FROM ${from}`,
       onProgress: progress,
+      batchLimit,
     }));
+    if (r.statements > 1) log(`loaded ${r.rows} rows in ${r.statements} INSERT statements of at most ${batchLimit} rows (batch_limit)`);
+    return { rows: r.rows, bytes: r.bytes };
   } catch (err) {
     stream.destroy();
     throw s.translate(err);
@@ -62,13 +67,15 @@ export function duckTableTarget(s: DuckSession, log: (line: string) => void): Ta
     },
     staging: (rel, runId) => ({ rel: tempRelation(rel, `${runId}s`), create: 'CREATE TABLE' }),
     truncateSql: (rel) => `DELETE FROM ${quoteRelation(rel)}`,
-    async load(rel: Relation, columns: readonly LoadColumn[], feed: Feed): Promise<LoadCount> {
+    async load(rel: Relation, columns: readonly LoadColumn[], feed: Feed, batchLimit: number | undefined): Promise<LoadCount> {
       if (feed.kind === 'duckdb-sql') {
+        // Rows this DuckDB reads itself never cross a connection: there is nothing to cut into batches.
+        if (batchLimit !== undefined) log(`batch_limit ${batchLimit} does not apply: the rows move inside DuckDB in one INSERT … SELECT`);
         const list = columns.map((c) => quoteIdent(c.name)).join(', ');
         const rows = await s.run(`INSERT INTO ${quoteRelation(rel)} (${list}) SELECT * FROM (\n${feed.sql}\n) AS _s`);
         return { rows, bytes: 0 };
       }
-      if (feed.kind === 'pg-binary') return loadPgBinary(s, rel, columns, feed, log);
+      if (feed.kind === 'pg-binary') return loadPgBinary(s, rel, columns, feed, log, batchLimit ?? DEFAULT_BATCH_LIMIT);
       throw new EngineError('internal', 'a DuckDB target takes PostgreSQL binary COPY or DuckDB SQL');
     },
   };

@@ -137,7 +137,11 @@ export class CopyBinaryReader {
   #restBytes = 0;
   #need = 0;
 
-  constructor(columns: readonly DecodedColumn[], names: readonly string[], onBlock: (block: Block) => void) {
+  /** Rows per block: 2048, or fewer so that a batch of whole blocks can stay within a smaller `batch_limit`. */
+  readonly #blockRows: number;
+
+  constructor(columns: readonly DecodedColumn[], names: readonly string[], onBlock: (block: Block) => void, blockRows = BLOCK_ROWS) {
+    this.#blockRows = Math.max(1, Math.min(BLOCK_ROWS, blockRows));
     this.#columns = columns;
     this.#names = names;
     this.#onBlock = onBlock;
@@ -261,7 +265,7 @@ export class CopyBinaryReader {
       this.#row(dv, buf, p + 2);
       this.#block.bytes += q - p;
       p = q;
-      if (++this.#block.rows === BLOCK_ROWS) this.#emit();
+      if (++this.#block.rows === this.#blockRows) this.#emit();
     }
   }
 

@@ -1,6 +1,7 @@
 /**
  * PostgreSQL as a replication target: rows arrive through `COPY … FROM
  * STDIN` (text from a PostgreSQL source, CSV from DuckDB and file sources),
+ * cut into statements of at most `batch_limit` rows (row-batches.ts),
  * merges stage into a session temp table, and the session's UTC time zone
  * makes `MAX(update_key)` text unambiguous.
  */
@@ -11,6 +12,7 @@ import type { Relation } from '../targets/target.js';
 import type { Feed, LoadCount } from './feed.js';
 import type { PgSession } from './pg-session.js';
 import { progressLog, type Progress } from './progress.js';
+import { DEFAULT_BATCH_LIMIT, RowBatches } from './row-batches.js';
 import type { LoadColumn, TableTarget, TargetTable } from './table-load.js';
 
 const DESCRIBE_SQL = `SELECT c.relkind, a.attname, format_type(a.atttypid, a.atttypmod) AS type
@@ -19,8 +21,8 @@ const DESCRIBE_SQL = `SELECT c.relkind, a.attname, format_type(a.atttypid, a.att
   WHERE n.nspname = $1 AND c.relname = $2 ORDER BY a.attnum`;
 
 /** Passes bytes through, counts them and reports progress. */
-export function byteCounter(progress: Progress): { stream: Transform; bytes: () => number } {
-  let n = 0;
+export function byteCounter(progress: Progress, start = 0): { stream: Transform; bytes: () => number } {
+  let n = start;
   const stream = new Transform({
     transform(chunk: Buffer | string, _enc, done) {
       n += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
@@ -53,18 +55,27 @@ export function pgTableTarget(s: PgSession, log: (line: string) => void): TableT
       return { rel: { schema: 'pg_temp', name: `_service_stg_${safe}_${runId}` }, create: 'CREATE TEMP TABLE' };
     },
     truncateSql: (rel) => `TRUNCATE TABLE ${quoteRelation(rel)}`,
-    async load(rel: Relation, columns: readonly LoadColumn[], feed: Feed): Promise<LoadCount> {
+    async load(rel: Relation, columns: readonly LoadColumn[], feed: Feed, batchLimit: number | undefined): Promise<LoadCount> {
+      if (feed.kind !== 'pg-text' && feed.kind !== 'csv') throw new EngineError('internal', 'a PostgreSQL target cannot run DuckDB SQL');
       const target = `${quoteRelation(rel)} (${columns.map((c) => quoteIdent(c.name)).join(', ')})`;
-      const counter = byteCounter(progressLog(log));
-      if (feed.kind === 'pg-text') {
-        const rows = await s.copyIn(`COPY ${target} FROM STDIN`, feed.open(), counter.stream);
-        return { rows, bytes: counter.bytes() };
+      const copy = feed.kind === 'csv' ? `COPY ${target} FROM STDIN WITH (FORMAT csv)` : `COPY ${target} FROM STDIN`;
+      const limit = batchLimit ?? DEFAULT_BATCH_LIMIT;
+      const progress = progressLog(log);
+      const batches = new RowBatches(feed.open(), limit, feed.kind === 'csv');
+      let rows = 0;
+      let bytes = 0;
+      try {
+        while (await batches.more()) {
+          const counter = byteCounter(progress, bytes);
+          rows += await s.copyIn(copy, batches.batch(), counter.stream);
+          bytes = counter.bytes();
+        }
+      } catch (err) {
+        await batches.close();
+        throw err;
       }
-      if (feed.kind === 'csv') {
-        const rows = await s.copyIn(`COPY ${target} FROM STDIN WITH (FORMAT csv)`, feed.open(), counter.stream);
-        return { rows, bytes: counter.bytes() };
-      }
-      throw new EngineError('internal', 'a PostgreSQL target cannot run DuckDB SQL');
+      if (batches.count > 1) log(`loaded ${rows} rows in ${batches.count} COPY statements of at most ${limit} rows (batch_limit)`);
+      return { rows, bytes };
     },
     async staged(rel) {
       await s.query(`ANALYZE ${quoteRelation(rel)}`);

@@ -14,7 +14,8 @@
  * - backfill: rows whose `update_key` lies in the range, upserted.
  *
  * Loads into existing tables run inside one transaction, so a failure in
- * the middle leaves the pre-run rows as they were. Before such a load,
+ * the middle leaves the pre-run rows as they were. Within it, rows go in
+ * statements of at most `batch_limit` rows (default 50,000). Before such a load,
  * source columns the table lacks are added (`add_new_columns`) and, with
  * `adjust_column_type`, columns too narrow for the source are widened.
  */
@@ -59,8 +60,13 @@ export interface TableTarget {
   /** Merge staging: a temp table where the database has session-local ones. */
   staging(rel: Relation, runId: string): { readonly rel: Relation; readonly create: string };
   truncateSql(rel: Relation): string;
-  /** Loads `feed` into `rel` for `columns` (in feed order) inside the caller's transaction. */
-  load(rel: Relation, columns: readonly LoadColumn[], feed: Feed): Promise<LoadCount>;
+  /**
+   * Loads `feed` into `rel` for `columns` (in feed order) inside the caller's
+   * transaction, in statements of at most `batchLimit` rows each
+   * (`target_options.batch_limit`; undefined when not set: the default
+   * applies).
+   */
+  load(rel: Relation, columns: readonly LoadColumn[], feed: Feed, batchLimit: number | undefined): Promise<LoadCount>;
   /** After a staging load (PostgreSQL: ANALYZE, so the merge plans a hash join). */
   staged?(rel: Relation): Promise<void>;
 }
@@ -139,7 +145,7 @@ async function fullLoad(x: Ctx, existing: TargetTable | null, extra: Omit<FeedRe
   try {
     await x.t.exec(createSql(tmp, load));
     count = await inTransaction(x.t, async () => {
-      const loaded = await x.t.load(tmp, load, feedFor(x, cols, extra));
+      const loaded = await x.t.load(tmp, load, feedFor(x, cols, extra), x.plan.targetOptions.batch_limit);
       x.log(`loaded ${loaded.rows} rows into ${quoteRelation(tmp)}; swapping it in`);
       if (existing !== null) await x.t.exec(`DROP ${existing.kind === 'view' ? 'VIEW' : 'TABLE'} IF EXISTS ${quoteRelation(x.rel)}`);
       await x.t.exec(`ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(x.rel.name)}`);
@@ -207,7 +213,7 @@ async function loadInPlace(x: Ctx, table: TargetTable, truncate: boolean, extra:
   const { source, load } = await reconcile(x, table, snapshotColumns(x));
   return inTransaction(x.t, async () => {
     if (truncate) await x.t.exec(x.t.truncateSql(x.rel));
-    return x.t.load(x.rel, load, feedFor(x, source, extra));
+    return x.t.load(x.rel, load, feedFor(x, source, extra), x.plan.targetOptions.batch_limit);
   });
 }
 
@@ -224,7 +230,7 @@ async function upsert(x: Ctx, table: TargetTable, extra: Omit<FeedRequest, 'colu
   await x.t.cleanup(`DROP TABLE IF EXISTS ${quoteRelation(staging.rel)}`);
   try {
     await x.t.exec(createSql(staging.rel, load, staging.create));
-    const count = await x.t.load(staging.rel, load, feedFor(x, source, extra));
+    const count = await x.t.load(staging.rel, load, feedFor(x, source, extra), x.plan.targetOptions.batch_limit);
     await x.t.staged?.(staging.rel);
     x.log(`staged ${count.rows} rows; merging by ${keys.join(', ')} (${x.plan.targetOptions.merge_strategy ?? 'update_insert'})`);
     await inTransaction(x.t, async () => {

@@ -30,6 +30,7 @@ import { EngineError } from '../errors.js';
 import { newExecId, newJobId, newProjectId } from './ids.js';
 import { migratePostgres } from './migrations.js';
 import * as R from './records.js';
+import { PROJECT_ACTIVE_SQL, projectDeleteStatements, projectHasActive, TOKEN_LIST_SQL, tokenFromRow } from './project-records.js';
 import { publicExecutionsJson } from './public-execution.js';
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -51,6 +52,7 @@ import {
   type StepUpsert,
   type TaskRecord,
   type TaskUpsert,
+  type TokenInfo,
   type Watermark,
 } from './store.js';
 
@@ -172,6 +174,25 @@ class PostgresStore implements StateStore {
     const row = await this.one('SELECT digest, project_id FROM tokens WHERE digest = $1', [digest]);
     if (!row) return undefined;
     return timingSafeEqual(Buffer.from(String(row.digest), 'hex'), Buffer.from(digest, 'hex')) ? String(row.project_id) : undefined;
+  }
+
+  async listTokens(): Promise<TokenInfo[]> {
+    return (await this.all(TOKEN_LIST_SQL)).map(tokenFromRow);
+  }
+
+  async revokeToken(digest: string): Promise<boolean> {
+    return ((await this.pool.query('DELETE FROM tokens WHERE digest = $1', [digest])).rowCount ?? 0) > 0;
+  }
+
+  async deleteProject(projectId: string): Promise<boolean> {
+    return this.tx(async (c) => {
+      // FOR UPDATE conflicts with the key-share lock every insert referencing the project takes: none slips in meanwhile.
+      if (!(await this.one('SELECT 1 FROM projects WHERE id = $1 FOR UPDATE', [projectId], c))) return false;
+      const active = Number((await this.one(PROJECT_ACTIVE_SQL, [projectId], c))!.n);
+      if (active > 0) throw projectHasActive(projectId, active);
+      for (const sql of projectDeleteStatements('postgres')) await c.query(sql, [projectId]);
+      return true;
+    });
   }
 
   // ---- jobs ----

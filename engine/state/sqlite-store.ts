@@ -30,6 +30,7 @@ import { executionFilter, executionPageSql, PUBLIC_JSON } from './sqlite-executi
 import { SqliteReaders } from './sqlite-readers.js';
 import { timedRead } from './timed-read.js';
 import * as R from './records.js';
+import { PROJECT_ACTIVE_SQL, projectDeleteStatements, projectHasActive, TOKEN_LIST_SQL, tokenFromRow } from './project-records.js';
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   type ClaimOptions,
@@ -51,6 +52,7 @@ import {
   type StepUpsert,
   type TaskRecord,
   type TaskUpsert,
+  type TokenInfo,
   type Watermark,
 } from './store.js';
 
@@ -196,7 +198,7 @@ class SqliteStore implements StateStore {
    * committed (the data version, as changeToken reads it), so a token
    * revoked by an operator command is refused from the next turn of the
    * event loop. This store's own writes cannot make an entry wrong: it only
-   * ever adds tokens, and unknown digests are not kept (each is looked up).
+   * ever adds tokens (revoking clears it), and unknown digests are not kept (each is looked up).
    */
   private readonly tokenCache = new Map<string, string>();
   private tokenCacheVersion = -1;
@@ -216,6 +218,26 @@ class SqliteStore implements StateStore {
     const projectId = String(row.project_id);
     if (this.tokenCache.size < 10_000) this.tokenCache.set(digest, projectId);
     return projectId;
+  }
+
+  async listTokens(): Promise<TokenInfo[]> {
+    return this.all(TOKEN_LIST_SQL).map(tokenFromRow);
+  }
+
+  async revokeToken(digest: string): Promise<boolean> {
+    this.tokenCache.clear(); // this store's own write: the data version does not change for it
+    return this.run('DELETE FROM tokens WHERE digest = ?', digest) > 0;
+  }
+
+  async deleteProject(projectId: string): Promise<boolean> {
+    this.tokenCache.clear();
+    return this.write(() => {
+      if (!this.one('SELECT 1 FROM projects WHERE id = ?', projectId)) return false;
+      const active = Number(this.one(PROJECT_ACTIVE_SQL.replace('$1', '?'), projectId)!.n);
+      if (active > 0) throw projectHasActive(projectId, active);
+      for (const sql of projectDeleteStatements('sqlite')) this.run(sql.replaceAll('$1', '?'), projectId);
+      return true;
+    });
   }
 
   // ---- jobs ----

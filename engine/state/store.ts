@@ -244,6 +244,16 @@ export interface ClaimOptions {
   readonly owner?: string;
 }
 
+/** A stored token as `service token list` shows it: never the token itself. */
+export interface TokenInfo {
+  /** The first 12 hex digits of the digest: names the token for `service token revoke`. */
+  readonly id: string;
+  readonly digest: string;
+  readonly project_id: string;
+  readonly label: string;
+  readonly created: string;
+}
+
 export interface ProjectCounts {
   readonly jobs: number;
   readonly executions: number;
@@ -307,6 +317,16 @@ export interface StateStore {
   addToken(projectId: string, digest: string, label?: string, created?: string): Promise<void>;
   /** The project a digest belongs to; digests are compared with timingSafeEqual. */
   projectIdForToken(digest: string): Promise<string | undefined>;
+  /** Every stored token, oldest first. */
+  listTokens(): Promise<TokenInfo[]>;
+  /** Removes the token with that digest; false when there is none. Refused from then on. */
+  revokeToken(digest: string): Promise<boolean>;
+  /**
+   * Removes a project with its tokens, jobs and executions (and, on
+   * PostgreSQL, its shared files and schedule claims). False when unknown;
+   * EngineError `conflict` while one of its executions is queued or running.
+   */
+  deleteProject(projectId: string): Promise<boolean>;
 
   // jobs
   createJob(job: NewJob): Promise<JobRecord>;
