@@ -1,9 +1,11 @@
 /**
  * The daemon's Koa application: request id and one log line per
- * request, errors rendered as `{error, code}` in one place, token
- * authentication before routing, then the route table. The app is a message
+ * request, errors rendered as `{error, code}` in one place, then the route
+ * table on @koa/router, each authenticated route checking the token before
+ * it reads the body, and a 404 for the rest (after the same token check). The app is a message
  * producer: handlers call services and render what they return.
  */
+import Router from '@koa/router';
 import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../engine/log.js';
@@ -36,49 +38,73 @@ async function authenticate(header: string | undefined, lookup: AppOptions['proj
 
 export function createApp(opts: AppOptions): Koa {
   const app = new Koa();
-  const table = new Map(opts.routes.map((r) => [`${r.method} ${r.path}`, r]));
-  const publicPaths = new Set(opts.routes.filter((r) => !r.auth).map((r) => r.path));
   const failures = opts.authFailures ?? new AuthFailureLimiter();
+  /** The token's project, or the 401 (429 once the address failed too often). */
+  async function requireProject(ctx: Koa.Context): Promise<string> {
+    const project = await authenticate(ctx.get('authorization') || undefined, opts.projectForDigest);
+    if (project === undefined) throw failures.fail(ctx.ip) ?? unauthorized();
+    ctx.state.projectId = project;
+    return project;
+  }
   const ui = opts.ui;
   if (ui) app.use(async (ctx, next) => (ctx.path === '/ui' || ctx.path.startsWith('/ui/') ? ui(ctx) : next()));
-  app.use(async (ctx) => {
+  app.use(async (ctx, next) => {
     const started = performance.now();
     const requestId = randomUUID();
     ctx.set('X-Request-Id', requestId);
-    let projectId = '-';
     try {
-      // HEAD is GET without the body (Koa leaves it out).
-      const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-      const isPublic = publicPaths.has(ctx.path) && method === 'GET';
-      if (!isPublic) {
-        const project = await authenticate(ctx.get('authorization') || undefined, opts.projectForDigest);
-        if (project === undefined) throw failures.fail(ctx.ip) ?? unauthorized();
-        projectId = project;
-      }
-      const r = table.get(`${method} ${ctx.path}`);
-      if (!r) throw notFound(`no route for ${ctx.method} ${ctx.path}`);
+      await next();
+    } catch (err) {
+      renderError(ctx, err, requestId, opts.logger);
+    } finally {
+      ctx.type = 'application/json; charset=utf-8';
+      const ms = (performance.now() - started).toFixed(1);
+      opts.logger.log('info', `${ctx.method} ${ctx.path} ${ctx.status} ${ms}ms ${requestId} ${(ctx.state as { projectId?: string }).projectId ?? '-'}`);
+    }
+  });
+  app.use(apiRouter(opts.routes, requireProject).routes());
+  // No route for this method and path: still a 401 without a valid token, so unknown paths reveal nothing.
+  app.use(async (ctx) => {
+    await requireProject(ctx);
+    throw notFound(`no route for ${ctx.method} ${ctx.path}`);
+  });
+  app.on('error', () => {});
+  return app;
+}
+
+/**
+ * The route table on @koa/router, one layer per route (a GET layer also
+ * answers HEAD, which Koa sends without the body). Paths match exactly:
+ * case-sensitive and without an optional trailing slash (`strict`), as the
+ * contract's routes are. A method or path no route serves falls through to
+ * the 404 after the router: the API answers 404, never 405, for a known path
+ * with another method, so the router's allowedMethods() is not mounted.
+ */
+function apiRouter(routes: readonly Route[], requireProject: (ctx: Koa.Context) => Promise<string>): Router {
+  const router = new Router({ strict: true, sensitive: true });
+  for (const r of routes) {
+    router.register(r.path, [r.method], async (ctx) => {
+      const projectId = r.auth ? await requireProject(ctx) : '-';
       const body = r.method === 'POST' ? await readJsonBody(ctx) : {};
       const input = r.body ? validateBody(body, r.body) : body;
       ctx.status = 200;
       ctx.body = await r.handler({ ctx, projectId }, input);
-    } catch (err) {
-      const e = toHttpError(err);
-      if (e.status >= 500) opts.logger.log('error', `request ${requestId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      ctx.status = e.status;
-      ctx.body = { error: e.message, code: e.code, ...(e.extra ?? {}) };
-      if (e.options.retryAfter !== undefined) ctx.set('Retry-After', String(e.options.retryAfter));
-      if (e.options.closeConnection) {
-        ctx.set('Connection', 'close');
-        ctx.res.once('finish', () => ctx.req.socket.destroySoon());
-      }
-    } finally {
-      ctx.type = 'application/json; charset=utf-8';
-      const ms = (performance.now() - started).toFixed(1);
-      opts.logger.log('info', `${ctx.method} ${ctx.path} ${ctx.status} ${ms}ms ${requestId} ${projectId}`);
-    }
-  });
-  app.on('error', () => {});
-  return app;
+    });
+  }
+  return router;
+}
+
+/** Every failure as `{error, code}` with its status and headers: the one place the API formats an error. */
+function renderError(ctx: Koa.Context, err: unknown, requestId: string, logger: Logger): void {
+  const e = toHttpError(err);
+  if (e.status >= 500) logger.log('error', `request ${requestId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  ctx.status = e.status;
+  ctx.body = { error: e.message, code: e.code, ...(e.extra ?? {}) };
+  if (e.options.retryAfter !== undefined) ctx.set('Retry-After', String(e.options.retryAfter));
+  if (e.options.closeConnection) {
+    ctx.set('Connection', 'close');
+    ctx.res.once('finish', () => ctx.req.socket.destroySoon());
+  }
 }
 
 export { HttpError };

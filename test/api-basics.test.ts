@@ -129,8 +129,8 @@ test('row 5: testing BROKEN is a 200 with valid false and no secret; NOPE is 404
   assert.deepEqual(lake.body, { valid: true });
 });
 
-test('row 29: unknown paths are 404 "no route for <METHOD> <path>", also a known path with the wrong method', async () => {
-  for (const [method, p] of [['GET', '/project/files'], ['GET', '/project/file/list'], ['POST', '/project/file/get'], ['GET', '/project/job/save/']] as const) {
+test('row 29: unknown paths are 404 "no route for <METHOD> <path>", also a known path with the wrong method, another case or a trailing slash', async () => {
+  for (const [method, p] of [['GET', '/project/files'], ['GET', '/project/file/list'], ['POST', '/project/file/get'], ['GET', '/project/job/save/'], ['GET', '/Project/get'], ['GET', '/health/'], ['POST', '/health']] as const) {
     const res = await api.request(method, p);
     assert.equal(res.status, 404);
     assert.deepEqual(res.body, { error: `no route for ${method} ${p}`, code: 'not_found' });

@@ -249,3 +249,31 @@ test('the file tree nests the sorted listing under its folders, open down to the
   const show = (entries: typeof tree): unknown => entries.map((e) => (e.is_dir ? { [`${e.base}/${e.open ? '' : ' (closed)'}`]: show(e.children) } : e.base));
   assert.deepEqual(show(tree), [{ 'a/': [{ 'b/': [{ 'c/ (closed)': ['d.sql'] }] }, 'x.sql'] }, 'a-b.sql', 'z.sql']);
 });
+
+test('page routing: a path served with another method is 405, any other path or a malformed %-escape 404; HEAD answers like GET without a body', async () => {
+  const head = await fetch(`${d.url}/ui/static/console.css`, { method: 'HEAD' });
+  assert.equal(head.status, 200);
+  assert.match(head.headers.get('content-type') ?? '', /^text\/css/);
+  assert.equal(await head.text(), '');
+  // Signed out, a near miss of a path that answers without a session is just another page: off to sign-in.
+  for (const path of ['/ui/static/console.js/', '/ui/Sign-in']) assert.equal((await get(path)).location?.startsWith('/ui/sign-in?next='), true, path);
+  const { cookie } = await session(d.acme.token);
+  const cases: [string, string, number][] = [
+    ['GET', '/ui/files/save', 405],
+    ['HEAD', '/ui/files/save', 405],
+    ['POST', '/ui/files', 405],
+    ['GET', '/ui/nope', 404],
+    ['GET', '/ui/static/console.js/', 404],
+    ['GET', '/ui/jobs/%E0%A4%A', 404],
+    ['GET', '/ui/executions/not-an-id', 404],
+    ['HEAD', '/ui', 200],
+    ['HEAD', '/ui/', 200],
+  ];
+  for (const [method, path, status] of cases) {
+    const res = await fetch(d.url + path, { method, redirect: 'manual', headers: { cookie } });
+    const text = await res.text();
+    assert.equal(res.status, status, `${method} ${path}`);
+    if (method === 'HEAD') assert.equal(text, '', `${method} ${path} has no body`);
+    else if (status === 405) assert.match(text, new RegExp(`no page at ${method} ${path}`));
+  }
+});

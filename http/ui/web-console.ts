@@ -2,12 +2,14 @@
  * The web console under `/ui`: server-rendered pages (handlebars) over the
  * same services as the API. One handler does, in order: security headers
  * on every answer (a Content-Security-Policy without inline scripts or
- * styles), the static script and stylesheet, sign-in and sign-out, the
- * session check (signed out → redirect to sign-in), the CSRF check of every
- * form post (missing or wrong → 403), then the page's route; failures render
- * as an error page with the status the API would give them.
+ * styles), the static script and stylesheet, sign-in and sign-out (one
+ * @koa/router router), the session check (signed out → redirect to
+ * sign-in), then the page's route (a second router, after the session
+ * check) with the CSRF check of every form post (missing or wrong → 403);
+ * failures render as an error page with the status the API would give them.
  */
 import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
 import type { Context } from 'koa';
 import { errorChain } from '../../engine/errors.js';
 import { sha256hex } from '../../engine/state/ids.js';
@@ -152,15 +154,45 @@ function consoleSessions(deps: ConsoleDeps, sessions: SessionStore) {
   return { signInPage, signIn, signOut, current };
 }
 
-/** The page route for `method` and `path`, with its decoded parameters; 405/404 when none. */
-function matchRoute(routes: readonly UiRoute[], method: string, ctx: Context): { route: UiRoute; params: string[] } {
-  const path = ctx.path === '/ui' ? '/ui/' : ctx.path;
-  for (const route of routes) {
-    if (route.method !== method) continue;
-    const m = route.pattern.exec(path);
-    if (m) return { route, params: m.slice(1).map((p) => decodeParam(p, ctx.path)) };
+/**
+ * What answers without a session, on @koa/router (exact, case-sensitive
+ * paths; GET layers also answer HEAD): the static script and stylesheet,
+ * sign-in, and sign-out (which ends whatever session the cookie names).
+ * Anything else falls through to the session check and the pages.
+ */
+function signedOutRouter(auth: ReturnType<typeof consoleSessions>): Router {
+  const router = new Router({ strict: true, sensitive: true });
+  for (const [path, asset] of Object.entries(STATIC)) {
+    router.get(path, (ctx) => {
+      ctx.type = asset.type;
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.body = asset.body;
+    });
   }
-  throw new HttpError(routes.some((x) => x.pattern.test(path)) ? 405 : 404, 'not_found', `no page at ${method} ${ctx.path}`);
+  router.get('/ui/sign-in', (ctx) => auth.signInPage(ctx, safeNext(typeof ctx.query.next === 'string' ? ctx.query.next : undefined), 200, undefined, ctx.query.signed_out === '1' ? 'Signed out.' : undefined));
+  router.post('/ui/sign-in', (ctx) => auth.signIn(ctx));
+  router.post('/ui/sign-out', async (ctx) => auth.signOut(ctx, await auth.current(ctx)));
+  return router;
+}
+
+/**
+ * The pages on @koa/router: each route's RegExp is its layer's path (a GET
+ * layer also answers HEAD) and its groups the page's parameters, URL-decoded
+ * here so that a malformed %-escape is a 404 rather than the raw text. The
+ * first route matching method and path serves (no page calls next). A path
+ * some page serves with another method is 405, any other path 404.
+ */
+function pageRouter(routes: readonly UiRoute[], serve: (ctx: Context, route: UiRoute, params: string[]) => Promise<void>): (ctx: Context) => Promise<void> {
+  const router = new Router();
+  for (const route of routes) {
+    router.register(route.pattern, [route.method], (ctx) => serve(ctx, route, (ctx.captures ?? []).map((p) => decodeParam(p, ctx.path))), { pathAsRegExp: true });
+  }
+  const pages = router.routes();
+  const none = async (ctx: Context): Promise<never> => {
+    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+    throw new HttpError(router.match(ctx.path, method).path.length > 0 ? 405 : 404, 'not_found', `no page at ${method} ${ctx.path}`);
+  };
+  return (ctx) => pages(ctx as Parameters<typeof pages>[0], () => none(ctx));
 }
 
 /** What a page handler gets: the session's project, the route's parameters, the posted form (its CSRF token checked). */
@@ -211,26 +243,19 @@ export function webConsole(deps: ConsoleDeps): WebConsole {
   const auth = consoleSessions(deps, sessions);
   const live: LiveStreams = new Set();
   const routes: UiRoute[] = [...overviewPages(deps), ...jobPages(deps), ...executionPages(deps, live), ...filePages(deps), ...lineagePages(deps), ...searchPages(deps)];
-
-  async function dispatch(ctx: Context): Promise<void> {
-    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-    const asset = STATIC[ctx.path];
-    if (asset && method === 'GET') {
-      ctx.type = asset.type;
-      ctx.set('Cache-Control', 'no-cache');
-      ctx.body = asset.body;
-      return;
-    }
-    if (ctx.path === '/ui/sign-in') {
-      if (method === 'GET') return auth.signInPage(ctx, safeNext(typeof ctx.query.next === 'string' ? ctx.query.next : undefined), 200, undefined, ctx.query.signed_out === '1' ? 'Signed out.' : undefined);
-      if (method === 'POST') return auth.signIn(ctx);
-    }
-    const session = await auth.current(ctx);
-    if (ctx.path === '/ui/sign-out' && method === 'POST') return auth.signOut(ctx, session);
-    if (!session) return redirect(ctx, `/ui/sign-in?next=${encodeURIComponent(ctx.path + (ctx.querystring ? `?${ctx.querystring}` : ''))}`);
-    const { route, params } = matchRoute(routes, method, ctx);
-    const req = await uiRequest(ctx, method, session, params, deps);
+  const pages = pageRouter(routes, async (ctx, route, params) => {
+    const req = await uiRequest(ctx, ctx.method, (ctx.state as { session: Session }).session, params, deps);
     respond(ctx, req, await route.handler(req));
+  });
+
+  const open = signedOutRouter(auth).routes();
+  async function dispatch(ctx: Context): Promise<void> {
+    await open(ctx as Parameters<typeof open>[0], async () => {
+      const session = await auth.current(ctx);
+      if (!session) return redirect(ctx, `/ui/sign-in?next=${encodeURIComponent(ctx.path + (ctx.querystring ? `?${ctx.querystring}` : ''))}`);
+      ctx.state.session = session;
+      await pages(ctx);
+    });
   }
 
   return {

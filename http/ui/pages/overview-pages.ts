@@ -19,7 +19,7 @@ export function overviewPages(deps: ConsoleDeps): UiRoute[] {
     return page('overview', { title: 'Overview', nav: 'overview', projectView, connections, ...(extras.pull ? { pull: extras.pull } : {}) });
   }
   return [
-    { method: 'GET', pattern: /^\/ui\/$/, handler: (req) => overview(req) },
+    { method: 'GET', pattern: /^\/ui\/?$/, handler: (req) => overview(req) },
     {
       method: 'POST',
       pattern: /^\/ui\/git\/pull$/,
