@@ -171,7 +171,8 @@ function dbtSeverity(test: Extract<PlannedTest['test'], { kind: 'sql' }>, count:
 
 async function executeSeed(task: SeedTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const bytes = statSync(task.file).size;
-  const opts = { seedName: task.name, runId: ctx.settings.runId, dropCascade: task.dbt?.dropCascade ?? false };
+  // As dbt: a normal run refills a seed in place (views reading it stay); --full-refresh drops it with cascade.
+  const opts = { seedName: task.name, runId: ctx.settings.runId, dropCascade: (task.dbt?.dropCascade ?? false) && ctx.settings.fullRefresh };
   if (task.format === 'parquet') {
     const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'parquet', file: task.file }, opts);
     return { rows, bytes, warnings: [] };
