@@ -171,8 +171,7 @@ function dbtSeverity(test: Extract<PlannedTest['test'], { kind: 'sql' }>, count:
 
 async function executeSeed(task: SeedTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const bytes = statSync(task.file).size;
-  // As dbt: a normal run refills a seed in place (views reading it stay); --full-refresh drops it with cascade.
-  const opts = { seedName: task.name, runId: ctx.settings.runId, dropCascade: (task.dbt?.dropCascade ?? false) && ctx.settings.fullRefresh };
+  const opts = { seedName: task.name, runId: ctx.settings.runId, dropCascade: task.dbt?.dropCascade ?? false };
   if (task.format === 'parquet') {
     const { rows } = await ctx.session.loadSeed(task.relation, { kind: 'parquet', file: task.file }, opts);
     return { rows, bytes, warnings: [] };
