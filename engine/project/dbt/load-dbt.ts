@@ -33,6 +33,7 @@ import { resolveProfile } from './profiles.js';
 import { SyncQuery } from './sync-query.js';
 import { emptyProperties, readProperties, type SourceTableProps, type TestDecl } from './properties.js';
 import { incrementalRun, modelConfig, persistDocs, snapshotSpec, type ModelEntry } from './model-entry.js';
+import { renderedProjectFile } from './project-config-jinja.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
 export interface DbtBuildRequest {
@@ -67,19 +68,20 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
 
 function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[]): DbtBuild {
   const root = req.root;
-  const pf = loadDbtProjectFile(root, logger);
-  const profile = resolveProfile(root, pf.profile, { profilesDir: req.profilesDir, target: req.target, stepEnv: req.stepEnv });
+  const pf0 = loadDbtProjectFile(root, logger);
+  const profile = resolveProfile(root, pf0.profile, { profilesDir: req.profilesDir, target: req.target, stepEnv: req.stepEnv });
   const targetType = profile.connection.type as 'postgres' | 'duckdb';
   const targetSchema = String(profile.target.schema);
   // vars: global keys, then the ones scoped to this project's name, then --vars.
-  const scoped = pf.vars[pf.name];
-  const vars = { ...pf.vars, ...(scoped && typeof scoped === 'object' && !Array.isArray(scoped) ? (scoped as Record<string, unknown>) : {}), ...(req.vars ?? {}) };
+  const scoped = pf0.vars[pf0.name];
+  const vars = { ...pf0.vars, ...(scoped && typeof scoped === 'object' && !Array.isArray(scoped) ? (scoped as Record<string, unknown>) : {}), ...(req.vars ?? {}) };
+  const engine = createNunjucksEngine();
+  const pf = renderedProjectFile(pf0, engine, { vars, target: profile.target, stepEnv: req.stepEnv });
   const files = findDbtFiles(root, pf, logger);
   if (pf.onRunStart.length + pf.onRunEnd.length > 0) logger.log('warn', 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run');
   const props = emptyProperties();
   for (const f of files.properties) readProperties(props, f.abs, f.file, logger);
   const macros = loadMacros(root, files.macros, files.tests, logger);
-  const engine = createNunjucksEngine();
 
   for (const s of props.sources) {
     if (s.freshness && (s.freshness.warn_after || s.freshness.error_after)) {
@@ -279,7 +281,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
 
   // Ephemeral models: their SQL goes into dependents as CTEs, their dependencies become the dependents'.
   const isEphemeral = (k: string) => byName.get(k)?.config.materialized === 'ephemeral';
-  const cteOrder = (m: ModelEntry, out: string[] = [], stack: string[] = []): string[] => {
+  const cteOrder = (m: Pick<ModelEntry, 'deps'>, out: string[] = [], stack: string[] = []): string[] => {
     for (const d of m.deps ?? []) {
       if (!isEphemeral(d) || out.includes(d)) continue;
       if (stack.includes(d)) throw new EngineError('compile', `ephemeral models ref each other in a cycle: ${[...stack, d].join(' -> ')}`);
@@ -288,7 +290,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     }
     return out;
   };
-  const withCtes = (m: ModelEntry, sql: string): string => {
+  const withCtes = (m: Pick<ModelEntry, 'deps'>, sql: string): string => {
     const ctes = cteOrder(m);
     if (ctes.length === 0) return sql;
     const defs = ctes.map((k) => `__dbt__cte__${byName.get(k)!.name} as (\n${byName.get(k)!.sql}\n)`).join(',\n');
@@ -380,7 +382,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       test: { kind: 'sql', sql: countSql(sql, cfg.failCalc), label, severity: cfg.severity, warnIf: cfg.warnIf, errorIf: cfg.errorIf },
     });
   };
-  const genericTest = (decl: TestDecl, onName: string, relation: DbtRelation, on: NodeName, baseDeps: Iterable<string>, self: string, attachedTo?: string) => {
+  const genericTest = (decl: TestDecl, onName: string, relation: DbtRelation | string, on: NodeName, baseDeps: Iterable<string>, self: string, attachedTo?: string) => {
     const cfg = testConfig(decl, treeConfig(pf.tests, pf.name, [], new Set()), (msg) => logger.log('warn', `${decl.file}: test '${decl.test}' on '${onName}': ${msg}`));
     if (!cfg.enabled) return;
     const state: RenderState = { deps: new Set(baseDeps), config: {} };
@@ -396,7 +398,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     };
     const nodeName = testNodeName(decl, onName); // named from the arguments as written, as dbt does
     decl = { ...decl, args: Object.fromEntries(Object.entries(decl.args).map(([k, v]) => [k, k === 'config' ? v : expr(v)])) };
-    const model = testedRelation(relation.toString(), cfg.where);
+    const model = testedRelation(String(relation), cfg.where);
     const column = decl.column ?? (typeof decl.args.column_name === 'string' ? decl.args.column_name : undefined);
     const testName = decl.test.split('.').pop()!;
     let sql: string | undefined;
@@ -416,12 +418,13 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
         __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args },
       });
     }
-    addTest(nodeName, decl.file, sql, cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
+    // A test that reads an ephemeral model (the tested one, or through ref) gets its SQL as CTEs, as in dbt.
+    addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
   };
+  // An ephemeral model has no relation: its tests run on its inlined CTE and wait for what it reads.
   for (const m of enabled) {
-    if (isEphemeral(lower(m.name)) && (m.props?.tests.length ?? 0) > 0) {
-      throw new EngineError('compile', `${m.props!.file}: model '${m.name}' is ephemeral (no relation of its own), so its tests cannot run; make it a view or move the tests`);
-    }
+    if (!isEphemeral(lower(m.name))) continue;
+    for (const decl of m.props?.tests ?? []) genericTest(decl, m.name, `__dbt__cte__${m.name}`, m.naming!, [lower(m.name)], '');
   }
   for (const m of compiledModels) {
     const entry = byName.get(lower(m.name))!;
@@ -463,7 +466,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     if (!cfg.enabled) continue;
     // A singular test reads whatever it refs: its lines name its file.
     const on: NodeName = { schema: targetSchema, name: f.stem, prodName: f.file, fullName: f.file };
-    addTest(f.stem, f.file, sql.replace(/;\s*$/, ''), cfg, nodeDeps(state.deps, ''), on, f.stem);
+    addTest(f.stem, f.file, withCtes({ deps: state.deps }, sql.replace(/;\s*$/, '')), cfg, nodeDeps(state.deps, ''), on, f.stem);
   }
 
   // --- the DAG ---
