@@ -5,7 +5,8 @@
  * through `beforeStart`; a pipeline build step adds its
  * cancel signal and model hooks the same way.
  */
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
+import { writeArtifacts, type ArtifactRun } from '../../engine/build-plan/artifacts.js';
 import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
 import { EngineError } from '../../engine/errors.js';
 import { planTasks } from '../../engine/build-plan/plan-tasks.js';
@@ -39,6 +40,8 @@ export interface BuildExecutionOptions {
   readonly ahead?: TargetAhead;
   /** The host's long-lived worker pool (see RunnerInput.pool). */
   readonly pool?: TaskPool;
+  /** Write dbt's run artifacts into `<project>/target/` (engine/build-plan/artifacts.ts); `args` is run_results.json's `args`. */
+  readonly artifacts?: { readonly args: Readonly<Record<string, unknown>> };
   /** Called before the first dispatch: attach listeners, keep the actor to cancel it. */
   readonly beforeStart?: (handle: Omit<BuildHandle, 'finished'>) => void;
 }
@@ -119,5 +122,23 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
     };
   });
   const tests = result.records.flatMap((r) => r.result?.tests ?? []);
-  return { records, durationMs: performance.now() - started, tests };
+  const durationMs = performance.now() - started;
+  if (o.artifacts) {
+    const runs: ArtifactRun[] = result.records.map((r, i) => ({
+      task: r.node,
+      status: records[i]!.status,
+      message: records[i]!.error,
+      ...(r.startedAt !== undefined ? { startedAt: performance.timeOrigin + r.startedAt } : {}),
+      durationMs: r.durationMs,
+      rows: records[i]!.rows,
+      tests: r.result?.tests ?? [],
+      warnings: r.result?.warnings ?? [],
+    }));
+    try {
+      writeArtifacts({ compiled: p.compiled, selected, runs, invocationId: randomUUID(), elapsedMs: durationMs, args: o.artifacts.args, threads: handle.threads });
+    } catch (err) {
+      o.logger.log('warn', `could not write the run artifacts (target/manifest.json, target/run_results.json): ${(err as Error).message}`);
+    }
+  }
+  return { records, durationMs, tests };
 }
