@@ -133,6 +133,7 @@ export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): 
       rows: records[i]!.rows,
       tests: r.result?.tests ?? [],
       warnings: r.result?.warnings ?? [],
+      ...(r.result?.compiledSql !== undefined ? { compiledSql: r.result.compiledSql } : {}),
     }));
     try {
       writeArtifacts({ compiled: p.compiled, selected, runs, invocationId: randomUUID(), elapsedMs: durationMs, args: o.artifacts.args, threads: handle.threads });

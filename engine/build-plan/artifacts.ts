@@ -34,6 +34,8 @@ export interface ArtifactRun {
   readonly rows: number;
   readonly tests: readonly TestResult[];
   readonly warnings: readonly string[];
+  /** The SQL a model rendered when it ran, when it differs from the load's (engine/project/dbt/live-render.ts). */
+  readonly compiledSql?: string;
 }
 
 export interface ArtifactInput {
@@ -81,8 +83,8 @@ function artifactPath(n: CompiledNode): string {
 }
 
 /** The statement a node ran, without our temp-table-and-swap steps. */
-function runCode(n: CompiledNode, mode: string): string {
-  const sql = compiledCode(n);
+function runCode(n: CompiledNode, mode: string, live?: string): string {
+  const sql = live ?? compiledCode(n);
   if (n.kind !== 'model') return sql;
   const rel = quoteRelation({ ...(n.source.naming.database ? { database: n.source.naming.database } : {}), schema: n.source.naming.schema, name: n.source.naming.name });
   if (mode === 'view') return `create or replace view ${rel} as (\n${sql}\n);\n`;
@@ -110,8 +112,8 @@ export function writeArtifacts(input: ArtifactInput): string {
     const n = byName.get(r.task.name.toLowerCase());
     if (n === undefined || n.kind === 'seed') continue;
     const path = artifactPath(n);
-    writeAtomic(join(dir, 'compiled', pkg, path), `${compiledCode(n)}\n`);
-    if (r.status !== 'skipped') writeAtomic(join(dir, 'run', pkg, path), runCode(n, r.task.kind === 'model' ? r.task.mode : 'test'));
+    writeAtomic(join(dir, 'compiled', pkg, path), `${r.compiledSql ?? compiledCode(n)}\n`);
+    if (r.status !== 'skipped') writeAtomic(join(dir, 'run', pkg, path), runCode(n, r.task.kind === 'model' ? r.task.mode : 'test', r.compiledSql));
   }
   writeAtomic(join(dir, 'run_results.json'), JSON.stringify(runResults(input, pkg, generatedAt, byName)));
   return dir;
@@ -246,7 +248,7 @@ function runResults(input: ArtifactInput, pkg: string, generatedAt: string, byNa
       failures,
       unique_id: n ? uniqueId(pkg, n) : `${r.task.kind}.${pkg}.${r.task.name}`,
       compiled: n !== undefined && n.kind !== 'seed',
-      compiled_code: n && n.kind !== 'seed' ? compiledCode(n) : null,
+      compiled_code: n && n.kind !== 'seed' ? (r.compiledSql ?? compiledCode(n)) : null,
       relation_name: r.task.kind === 'test' ? null : quoteRelation(r.task.relation),
       batch_results: null,
     };

@@ -40,6 +40,21 @@ const near = <M>(specifier: string) => importNear<M>(import.meta.url, specifier)
 const incremental = () => near<typeof import('./incremental.js')>('./incremental.js');
 const seedTable = () => near<typeof import('../seeds/seed-table.js')>('../seeds/seed-table.js');
 const nodeIndex = () => near<typeof import('../compile/node-index.js')>('../compile/node-index.js');
+const liveRender = () => near<typeof import('../project/dbt/live-render.js')>('../project/dbt/live-render.js');
+
+/** A dbt model that asks the database while it renders: rendered now, its parents built (live-render.ts). */
+async function withLiveSql(task: WireModelTask, ctx: ExecuteContext): Promise<WireModelTask> {
+  if (task.live === undefined) return task;
+  const engine = typeof ctx.engine === 'function' ? await ctx.engine() : ctx.engine;
+  const { renderLive, queryTable } = await liveRender();
+  try {
+    const out = await renderLive(engine, task.live, async (sql) => queryTable(await ctx.session.query(sql)), ctx.logger);
+    return { ...task, sql: out.sql, ...(out.incrementalSql !== undefined && task.dbt ? { dbt: { ...task.dbt, incrementalSql: out.incrementalSql } } : {}) };
+  } catch (err) {
+    if (err instanceof EngineError && err.code === 'cancelled') throw err;
+    throw EngineError.wrap(`could not compile model '${task.name}'`, err, 'node');
+  }
+}
 
 export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   switch (task.kind) {
@@ -60,8 +75,9 @@ export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<
   }
 }
 
-async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+async function executeModel(wire: WireModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const { session, settings } = ctx;
+  const task = await withLiveSql(wire, ctx);
   const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade, ...(task.existing !== undefined ? { existing: task.existing } : {}) };
   for (const [i, stmt] of task.pre.entries()) {
     await session.exec(stmt).catch((err) => {
@@ -99,11 +115,12 @@ async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<N
     });
   }
   const tests: TestResult[] = [];
+  const compiled = task.live !== undefined ? { compiledSql: task.sql } : {};
   try {
-    return { rows, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, session, ctx.logger, tests, task.table), tests };
+    return { rows, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, session, ctx.logger, tests, task.table), tests, ...compiled };
   } catch (err) {
     if (err instanceof EngineError && err.code === 'cancelled') throw err;
-    return { rows, bytes: 0, warnings: [], failure: errorChain(err), tests };
+    return { rows, bytes: 0, warnings: [], failure: errorChain(err), tests, ...compiled };
   }
 }
 

@@ -51,6 +51,7 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
     post: m.post,
     tests: plannedTests(cp, m),
     ...(m.dbt ? { dbt: m.dbt } : {}),
+    ...(m.live ? { live: m.live } : {}),
     recipe: {
       model: { name: m.name, config: m.source.config, hasFrontMatter: m.source.hasFrontMatter, naming },
       template: m.template,

@@ -5,6 +5,7 @@
  * `could not compile build project: …`.
  */
 import { EngineError } from '../errors.js';
+import type { DbtLiveRecipe } from '../project/dbt/live-render.js';
 import type { Graph, GraphNode } from '../dag/graph.js';
 import { selectNodes, splitSelectors } from '../dag/select.js';
 import type { Logger } from '../log.js';
@@ -46,6 +47,8 @@ export interface CompiledModel {
   readonly templatePrefix: string;
   /** dbt projects: incremental strategy and the is_incremental() rendering. */
   readonly dbt?: DbtModelRun;
+  /** dbt projects: a model whose render asks the database renders again when it runs (engine/project/dbt/live-render.ts). */
+  readonly live?: DbtLiveRecipe;
 }
 
 export interface CompiledSeed {

@@ -34,6 +34,7 @@ import { SyncQuery } from './sync-query.js';
 import { emptyProperties, readProperties, type SourceTableProps, type TestDecl } from './properties.js';
 import { incrementalRun, modelConfig, persistDocs, snapshotSpec, type ModelEntry } from './model-entry.js';
 import { renderedProjectFile } from './project-config-jinja.js';
+import { injectCtes, type DbtLiveRecipe, type RelationParts } from './live-render.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
 export interface DbtBuildRequest {
@@ -175,6 +176,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   const invocationId = randomUUID();
   let graph: Record<string, unknown> = { nodes: {}, sources: {} };
   let queries: SyncQuery | undefined;
+  /** Set while a model renders at load: its compile-time queries are not run, only noted (live-render.ts). */
+  let deferring: { asked: boolean } | undefined;
   closers.push(() => queries?.close());
   const namespaceObjects = (state: RenderState) =>
     Object.fromEntries(
@@ -222,6 +225,10 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       fullRefresh: req.fullRefresh === true,
       invocationId,
       query: (sql) => {
+        if (deferring) {
+          deferring.asked = true;
+          return { columns: [], rows: [] };
+        }
         queries ??= new SyncQuery(profile.connection);
         logger.log('debug', `compile-time query: ${sql}`);
         return queries.query(sql);
@@ -236,7 +243,13 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   // --- phase 1: configs ---
   for (const m of models) {
     const state: RenderState = { deps: new Set(), config: {} };
-    render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config });
+    // dbt's parse: `execute` is false and the database is not asked (refs are placeholders here).
+    deferring = { asked: false };
+    try {
+      render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config }, { execute: false });
+    } finally {
+      deferring = undefined;
+    }
     m.config = mergeConfig(m.config, state.config);
     checkConfigKeys(m.f.file, m.config, m.snapshot ? SNAPSHOT_KEYS : MODEL_KEYS, logger);
     if (!m.snapshot) materializedMode(m.f.file, m.config.materialized ?? 'view');
@@ -269,10 +282,38 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const state: RenderState = { deps: new Set(), config: {} };
     const subject = { name: m.name, this: m.relation, isIncremental: false, modelConfig: m.config };
     // A trailing `;` (harmless to dbt) would break the statement the model is wrapped in.
-    m.sql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), state, subject).replace(/;\s*$/, '');
-    if (m.config.materialized === 'incremental') {
-      m.incrementalSql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), { deps: new Set(), config: {} }, { ...subject, isIncremental: true }).replace(/;\s*$/, '');
-    }
+    // As dbt parses: a model that asks the database renders with `execute` false here and again when it runs.
+    // Ephemeral models are inlined into others' SQL, so they keep asking at load.
+    const p2 = (st: RenderState, isIncremental: boolean) => {
+      const ephemeral = m.config.materialized === 'ephemeral';
+      deferring = ephemeral ? undefined : { asked: false };
+      const once = (extra: Record<string, unknown>) => render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), st, { ...subject, isIncremental }, extra);
+      try {
+        let out: string | undefined;
+        try {
+          out = once(m.deferred ? { execute: false } : {});
+        } catch (err) {
+          if (!deferring?.asked) throw err;
+        }
+        if (!m.deferred && deferring?.asked) {
+          m.deferred = true;
+          st.deps.clear();
+          try {
+            out = once({ execute: false });
+          } catch {
+            // A template that does not guard on `execute`: it asks at load as before (its SQL is rendered again at run).
+            deferring = undefined;
+            st.deps.clear();
+            out = once({});
+          }
+        }
+        return out!.replace(/;\s*$/, '');
+      } finally {
+        deferring = undefined;
+      }
+    };
+    m.sql = p2(state, false);
+    if (m.config.materialized === 'incremental') m.incrementalSql = p2({ deps: new Set(), config: {} }, true);
     m.deps = state.deps;
     m.pre = hookSql(m, 'pre_hook', state);
     m.post = [...hookSql(m, 'post_hook', state), ...persistDocs(m)];
@@ -290,13 +331,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     }
     return out;
   };
-  const withCtes = (m: Pick<ModelEntry, 'deps'>, sql: string): string => {
-    const ctes = cteOrder(m);
-    if (ctes.length === 0) return sql;
-    const defs = ctes.map((k) => `__dbt__cte__${byName.get(k)!.name} as (\n${byName.get(k)!.sql}\n)`).join(',\n');
-    const lead = /^(\s*(?:--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*)with\s/i.exec(sql);
-    return lead ? `${lead[1]}with ${defs},\n${sql.slice(lead[0].length)}` : `with ${defs}\n${sql}`;
-  };
+  const cteDefs = (m: Pick<ModelEntry, 'deps'>): string => cteOrder(m).map((k) => `__dbt__cte__${byName.get(k)!.name} as (\n${byName.get(k)!.sql}\n)`).join(',\n');
+  const withCtes = (m: Pick<ModelEntry, 'deps'>, sql: string): string => injectCtes(cteDefs(m), sql);
   // The table a relation is: sources produced inside the project (a seed, a model) depend on that node.
   const byRelation = new Map<string, string>();
   for (const m of enabled) if (!isEphemeral(lower(m.name))) byRelation.set(lower(`${m.naming!.schema}.${m.naming!.name}`), m.name);
@@ -324,6 +360,37 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     return [...out].sort();
   };
 
+  let liveShared: Pick<DbtLiveRecipe, 'refs' | 'sources' | 'namespaces'> | undefined;
+  const liveRecipe = (m: ModelEntry): DbtLiveRecipe => {
+    const parts = (r: DbtRelation): RelationParts => ({ ...(r.database !== undefined ? { database: r.database } : {}), schema: r.schema, identifier: r.identifier });
+    liveShared ??= {
+      namespaces: [...macros.namespaces],
+      refs: Object.fromEntries([
+        ...enabled.map((e) => [lower(e.name), isEphemeral(lower(e.name)) ? `__dbt__cte__${e.name}` : parts(e.relation!)] as const),
+        ...seeds.map((s) => [lower(s.name), parts(finalRef(s.name, undefined, s.f.file).value as DbtRelation)] as const),
+      ]),
+      sources: Object.fromEntries(props.sources.map((s) => [`${lower(s.source)}.${lower(s.name)}`, parts(sourceRelation(s))])),
+    };
+    return {
+      ...liveShared,
+      name: m.name,
+      file: m.f.file,
+      body: m.body,
+      prefix: macros.prefix,
+      vars,
+      target: profile.target,
+      ...(req.stepEnv ? { stepEnv: req.stepEnv } : {}),
+      graph,
+      projectName: pf.name,
+      fullRefresh: req.fullRefresh === true,
+      invocationId,
+      now: now.toISOString(),
+      this: parts(m.relation!),
+      modelConfig: m.config,
+      ctes: cteDefs(m),
+      incremental: m.config.materialized === 'incremental',
+    };
+  };
   const compiledModels: CompiledModel[] = enabled
     .filter((m) => !isEphemeral(lower(m.name)))
     .map((m) => {
@@ -344,6 +411,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
         template: m.body,
         templatePrefix: '',
         ...(run ? { dbt: { ...run, ...(run.incrementalSql ? { incrementalSql: withCtes(m, run.incrementalSql) } : {}) } } : {}),
+        ...(m.deferred ? { live: liveRecipe(m) } : {}),
       };
     });
   const compiledSeeds: CompiledSeed[] = seeds.map((s) => {
