@@ -26,6 +26,12 @@ const FILES = {
   'models/b.sql': "select {{ prefixed_star(ref('a'), 'a_') }} from {{ ref('a') }}\n",
   'models/c.sql': "{% set r = run_query('select count(*) as n from ' ~ ref('b')) %}\nselect {{ r.columns[0].values()[0] if execute else 0 }} as rows_in_b\n",
   'models/d.sql': 'select * from {{ ref("c") }}\n',
+  // A generic test and a singular test that ask the database: rendered when they run, after the models they read.
+  'macros/same_count.sql':
+    "{% test same_count(model, other) %}\n{% set n = run_query('select count(*) from ' ~ other).columns[0].values()[0] if execute else 0 %}\nselect 1 as x from {{ model }} having count(*) <> {{ n }}\n{% endtest %}\n",
+  'models/schema.yml': "version: 2\nmodels:\n  - name: b\n    tests:\n      - same_count:\n          other: ref('a')\n",
+  'tests/b_has_a_columns.sql':
+    "{% set cols = adapter.get_columns_in_relation(ref('b')) if execute else [] %}\nselect 1 as x where {{ cols | length }} <> 3\n",
 };
 
 interface Payload {
@@ -49,6 +55,7 @@ describe('dbt models compiled when their parents exist', () => {
     const dir = project({ ...FILES, 'profiles.yml': profile('unused') });
     const p = await runLive(dir);
     assert.ok(p.results.every((x) => x.status === 'success'), JSON.stringify(p.results));
+    assert.deepEqual(p.results.filter((x) => !x.name.startsWith('main.')).map((x) => x.name).sort(), ['b_has_a_columns', 'same_count_b__ref_a_']);
     const duck = duckWarehouse();
     const cols = await duck.query(dir, "select column_name from information_schema.columns where table_name = 'b' order by ordinal_position");
     assert.deepEqual(cols.map((c) => c.column_name), ['a_id', 'a_name', 'a_amount']);

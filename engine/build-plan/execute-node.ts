@@ -19,7 +19,7 @@ import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
 import { conditionHolds } from '../project/dbt/dbt-tests.js';
 import { runDbtSnapshot } from './dbt-snapshot.js';
-import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, WireModelTask, WireTask } from './node-task.js';
+import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, TestTask, WireModelTask, WireTask } from './node-task.js';
 
 export interface ExecuteContext {
   readonly session: TargetSession;
@@ -41,6 +41,14 @@ const incremental = () => near<typeof import('./incremental.js')>('./incremental
 const seedTable = () => near<typeof import('../seeds/seed-table.js')>('../seeds/seed-table.js');
 const nodeIndex = () => near<typeof import('../compile/node-index.js')>('../compile/node-index.js');
 const liveRender = () => near<typeof import('../project/dbt/live-render.js')>('../project/dbt/live-render.js');
+
+/** A dbt test that asks the database while it renders: its count query rendered now (live-render.ts). */
+async function liveTests(task: TestTask, ctx: ExecuteContext): Promise<readonly PlannedTest[]> {
+  const engine = typeof ctx.engine === 'function' ? await ctx.engine() : ctx.engine;
+  const { renderLive, queryTable } = await liveRender();
+  const { sql } = await renderLive(engine, task.live!, async (q) => queryTable(await ctx.session.query(q)), ctx.logger);
+  return task.tests.map((t) => (t.test.kind === 'sql' ? { ...t, test: { ...t.test, sql } } : t));
+}
 
 /** A dbt model that asks the database while it renders: rendered now, its parents built (live-render.ts). */
 async function withLiveSql(task: WireModelTask, ctx: ExecuteContext): Promise<WireModelTask> {
@@ -65,7 +73,8 @@ export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<
     case 'test': {
       const tests: TestResult[] = [];
       try {
-        return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger, tests, task.on ?? task.table), tests };
+        const planned = task.live === undefined ? task.tests : await liveTests(task, ctx);
+        return { rows: 0, bytes: 0, warnings: await runTests(task.name, planned, task.relation, ctx.session, ctx.logger, tests, task.on ?? task.table), tests };
       } catch (err) {
         if (err instanceof EngineError && err.code === 'cancelled') throw err;
         // The node fails with the same text; the outcome keeps which tests ran.

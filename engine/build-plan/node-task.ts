@@ -95,6 +95,8 @@ export interface TestTask {
   readonly tests: readonly PlannedTest[];
   /** A test node (dbt projects): what it tests, as its result lines name it (the record keeps the test's name). */
   readonly on?: string;
+  /** A dbt test rendered again, with `execute` true, when it runs (engine/project/dbt/live-render.ts). */
+  readonly live?: DbtLiveRecipe;
 }
 
 export type NodeTask = ModelTask | SeedTask | TestTask;

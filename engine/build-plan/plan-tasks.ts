@@ -73,7 +73,7 @@ export function seedTask(n: Extract<CompiledNode, { kind: 'seed' }>): SeedTask {
 
 /** A test node (dbt projects): its one query, named after the test, run against the tested relation. */
 export function testNodeTask(t: CompiledTest): TestTask {
-  return { kind: 'test', name: t.name, table: t.name, relation: relationOf(t.source.naming), tests: [{ test: t.test }], on: t.source.naming.fullName };
+  return { kind: 'test', name: t.name, table: t.name, relation: relationOf(t.source.naming), tests: [{ test: t.test }], on: t.source.naming.fullName, ...(t.live ? { live: t.live } : {}) };
 }
 
 export function testTask(cp: CompiledProject, m: CompiledModel): TestTask {

@@ -79,6 +79,8 @@ export interface CompiledTest {
   readonly test: DataTest;
   /** A source freshness check (`build test --freshness`), not a data test. */
   readonly freshness?: boolean;
+  /** A test whose render asks the database renders again when it runs (engine/project/dbt/live-render.ts). */
+  readonly live?: DbtLiveRecipe;
 }
 
 export type CompiledNode = CompiledModel | CompiledSeed | CompiledTest;

@@ -17,6 +17,7 @@ import { EngineError, errorChain } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { TemplateEngine } from '../../template/template-engine.js';
 import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState } from './dbt-context.js';
+import { countSql } from './dbt-tests.js';
 import type { QueryTable } from './query-session.js';
 
 /** A relation as plain data (it crosses to a worker thread). */
@@ -47,12 +48,16 @@ export interface DbtLiveRecipe {
   readonly invocationId: string;
   /** The run's start (run_started_at), ISO. */
   readonly now: string;
-  readonly this: RelationParts;
+  readonly this?: RelationParts;
   readonly modelConfig: Readonly<Record<string, unknown>>;
   /** Ephemeral parents' CTE definitions (`__dbt__cte__x as (…)`, comma-joined), put in front of the SQL. */
   readonly ctes: string;
   /** Also render the is_incremental() form (an incremental model). */
   readonly incremental: boolean;
+  /** More names for the template (a generic test: the test macro and its arguments). */
+  readonly extra?: Readonly<Record<string, unknown>>;
+  /** A test: its failing rows counted with this fail_calc. */
+  readonly countWith?: string;
 }
 
 /** A session's rows as templates see them: BigInt as number, dates as ISO text (as at load, query-session.ts). */
@@ -114,9 +119,10 @@ function renderOnce(engine: TemplateEngine, r: DbtLiveRecipe, env: DbtEnv, isInc
   const namespaces = Object.fromEntries(
     r.namespaces.map(([ns, names]) => [ns, Object.fromEntries(names.map((n) => [n, (...a: unknown[]) => (state.nj?.lookup(n) as (...x: unknown[]) => unknown)(...a)]))]),
   );
-  const ctx = { ...dbtContext(env, { name: r.name, file: r.file, this: relationOf(r.this), isIncremental, modelConfig: r.modelConfig }, state), ...namespaces };
-  const sql = engine.render(`live:${r.file}`, CAPTURE + r.body, ctx, r.file, r.prefix).trim().replace(/;\s*$/, '');
-  return injectCtes(r.ctes, sql);
+  const subject = { name: r.name, file: r.file, ...(r.this ? { this: relationOf(r.this) } : {}), isIncremental, modelConfig: r.modelConfig };
+  const ctx = { ...dbtContext(env, subject, state), ...namespaces, ...r.extra };
+  const sql = injectCtes(r.ctes, engine.render(`live:${r.file}:${r.name}`, CAPTURE + r.body, ctx, r.file, r.prefix).trim().replace(/;\s*$/, ''));
+  return r.countWith !== undefined ? countSql(sql, r.countWith) : sql;
 }
 
 /**

@@ -240,13 +240,48 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     return engine.render(cacheKey, CAPTURE + body, ctx, file, macros.prefix).trim();
   };
 
+  /**
+   * dbt's parse: a render that asks the database renders again with `execute` false (`deferred`), and once
+   * more when it runs (live-render.ts). A template that does not guard on `execute` asks at load, as before.
+   */
+  const parseRender = (once: (extra: Record<string, unknown>) => string, already: boolean): { out: string; deferred: boolean } => {
+    const d = { asked: false };
+    deferring = d;
+    try {
+      let out: string | undefined;
+      try {
+        out = once(already ? { execute: false } : {});
+      } catch (err) {
+        if (!d.asked) throw err;
+      }
+      if (already || !d.asked) return { out: out!, deferred: already };
+      // The refs seen with `execute` true stay dependencies: a ref inside `{% if execute %}` is one too.
+      try {
+        return { out: once({ execute: false }), deferred: true };
+      } catch {
+        deferring = undefined;
+        return { out: once({}), deferred: true };
+      }
+    } finally {
+      deferring = undefined;
+    }
+  };
+
   // --- phase 1: configs ---
   for (const m of models) {
     const state: RenderState = { deps: new Set(), config: {} };
     // dbt's parse: `execute` is false and the database is not asked (refs are placeholders here).
-    deferring = { asked: false };
+    const p1 = (extra: Record<string, unknown>) => render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config }, extra);
+    const d = { asked: false };
+    deferring = d;
     try {
-      render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config }, { execute: false });
+      p1({ execute: false });
+    } catch (err) {
+      // A template that does not guard on `execute` gets its answers, as before.
+      if (!d.asked) throw err;
+      deferring = undefined;
+      state.config = {};
+      p1({});
     } finally {
       deferring = undefined;
     }
@@ -285,32 +320,11 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     // As dbt parses: a model that asks the database renders with `execute` false here and again when it runs.
     // Ephemeral models are inlined into others' SQL, so they keep asking at load.
     const p2 = (st: RenderState, isIncremental: boolean) => {
-      const ephemeral = m.config.materialized === 'ephemeral';
-      deferring = ephemeral ? undefined : { asked: false };
       const once = (extra: Record<string, unknown>) => render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), st, { ...subject, isIncremental }, extra);
-      try {
-        let out: string | undefined;
-        try {
-          out = once(m.deferred ? { execute: false } : {});
-        } catch (err) {
-          if (!deferring?.asked) throw err;
-        }
-        if (!m.deferred && deferring?.asked) {
-          m.deferred = true;
-          st.deps.clear();
-          try {
-            out = once({ execute: false });
-          } catch {
-            // A template that does not guard on `execute`: it asks at load as before (its SQL is rendered again at run).
-            deferring = undefined;
-            st.deps.clear();
-            out = once({});
-          }
-        }
-        return out!.replace(/;\s*$/, '');
-      } finally {
-        deferring = undefined;
-      }
+      if (m.config.materialized === 'ephemeral') return once({}).replace(/;\s*$/, '');
+      const r = parseRender(once, m.deferred === true);
+      if (r.deferred) m.deferred = true;
+      return r.out.replace(/;\s*$/, '');
     };
     m.sql = p2(state, false);
     if (m.config.materialized === 'incremental') m.incrementalSql = p2({ deps: new Set(), config: {} }, true);
@@ -361,8 +375,9 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   };
 
   let liveShared: Pick<DbtLiveRecipe, 'refs' | 'sources' | 'namespaces'> | undefined;
-  const liveRecipe = (m: ModelEntry): DbtLiveRecipe => {
-    const parts = (r: DbtRelation): RelationParts => ({ ...(r.database !== undefined ? { database: r.database } : {}), schema: r.schema, identifier: r.identifier });
+  const parts = (r: DbtRelation): RelationParts => ({ ...(r.database !== undefined ? { database: r.database } : {}), schema: r.schema, identifier: r.identifier });
+  /** What every node rendered at run time shares, and its own template, file and CTEs. */
+  const liveRecipeOf = (name: string, file: string, body: string, ctes: string, own: Partial<DbtLiveRecipe>): DbtLiveRecipe => {
     liveShared ??= {
       namespaces: [...macros.namespaces],
       refs: Object.fromEntries([
@@ -373,9 +388,9 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     };
     return {
       ...liveShared,
-      name: m.name,
-      file: m.f.file,
-      body: m.body,
+      name,
+      file,
+      body,
       prefix: macros.prefix,
       vars,
       target: profile.target,
@@ -385,12 +400,14 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       fullRefresh: req.fullRefresh === true,
       invocationId,
       now: now.toISOString(),
-      this: parts(m.relation!),
-      modelConfig: m.config,
-      ctes: cteDefs(m),
-      incremental: m.config.materialized === 'incremental',
+      modelConfig: {},
+      ctes,
+      incremental: false,
+      ...own,
     };
   };
+  const liveRecipe = (m: ModelEntry): DbtLiveRecipe =>
+    liveRecipeOf(m.name, m.f.file, m.body, cteDefs(m), { this: parts(m.relation!), modelConfig: m.config, incremental: m.config.materialized === 'incremental' });
   const compiledModels: CompiledModel[] = enabled
     .filter((m) => !isEphemeral(lower(m.name)))
     .map((m) => {
@@ -437,7 +454,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   const testNames = new Set<string>();
   /** Test name → the node it tests (models and seeds): what dbt build waits on before that node's children. */
   const attached = new Map<string, string>();
-  const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string, attachedTo?: string) => {
+  const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string, attachedTo?: string, live?: (name: string) => DbtLiveRecipe) => {
     let name = name0;
     for (let i = 2; testNames.has(lower(name)); i++) name = `${name0}_${i}`;
     testNames.add(lower(name));
@@ -448,6 +465,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       source: { kind: 'test', name, file, rel: file, naming: on, tags: cfg.tags },
       dependencies: [...new Set(deps)].sort(),
       test: { kind: 'sql', sql: countSql(sql, cfg.failCalc), label, severity: cfg.severity, warnIf: cfg.warnIf, errorIf: cfg.errorIf },
+      ...(live ? { live: live(name) } : {}),
     });
   };
   const genericTest = (decl: TestDecl, onName: string, relation: DbtRelation | string, on: NodeName, baseDeps: Iterable<string>, self: string, attachedTo?: string) => {
@@ -470,6 +488,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const column = decl.column ?? (typeof decl.args.column_name === 'string' ? decl.args.column_name : undefined);
     const testName = decl.test.split('.').pop()!;
     let sql: string | undefined;
+    let live: ((name: string) => DbtLiveRecipe) | undefined;
     try {
       sql = builtinTestSql(testName, model, column, decl.args, decl.test === 'relationships' ? String(decl.args.to) : undefined);
     } catch (err) {
@@ -481,13 +500,14 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
         throw new EngineError('compile', `${decl.file}: test '${decl.test}' on '${onName}': no generic test named '${decl.test}' (define it with {% test ${testName}(model, column_name) %} in a macro or test folder, or install its package)`);
       }
       const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config'));
-      sql = render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, '{{ __dbt_invoke(__test_macro, __test_args) }}', e, state, { name: onName, isIncremental: false }, {
-        __test_macro: macro,
-        __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args },
-      });
+      const invoke = { __test_macro: macro, __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args } };
+      const body = '{{ __dbt_invoke(__test_macro, __test_args) }}';
+      const r = parseRender((extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false }, { ...invoke, ...extra }), false);
+      sql = r.out;
+      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: invoke, countWith: cfg.failCalc });
     }
     // A test that reads an ephemeral model (the tested one, or through ref) gets its SQL as CTEs, as in dbt.
-    addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
+    addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo, live);
   };
   // An ephemeral model has no relation: its tests run on its inlined CTE and wait for what it reads.
   for (const m of enabled) {
@@ -529,12 +549,14 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const body = readFileSync(f.abs, 'utf8');
     if (/\{%-?\s*test\s/.test(body)) continue; // generic test definitions, loaded as macros
     const state: RenderState = { deps: new Set(), config: {} };
-    const sql = render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false });
+    const r = parseRender((extra) => render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false }, extra), false);
+    const sql = r.out;
     const cfg = testConfig({ test: f.stem, args: { config: state.config }, file: f.file }, treeConfig(pf.tests, pf.name, [...dirsOf(f.rel), f.stem], new Set()), (msg) => logger.log('warn', `${f.file}: ${msg}`));
     if (!cfg.enabled) continue;
     // A singular test reads whatever it refs: its lines name its file.
     const on: NodeName = { schema: targetSchema, name: f.stem, prodName: f.file, fullName: f.file };
-    addTest(f.stem, f.file, withCtes({ deps: state.deps }, sql.replace(/;\s*$/, '')), cfg, nodeDeps(state.deps, ''), on, f.stem);
+    const live = r.deferred ? (name: string) => liveRecipeOf(name, f.file, body, cteDefs({ deps: state.deps }), { countWith: cfg.failCalc }) : undefined;
+    addTest(f.stem, f.file, withCtes({ deps: state.deps }, sql.replace(/;\s*$/, '')), cfg, nodeDeps(state.deps, ''), on, f.stem, undefined, live);
   }
 
   // --- the DAG ---
