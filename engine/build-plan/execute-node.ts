@@ -44,19 +44,17 @@ const liveRender = () => near<typeof import('../project/dbt/live-render.js')>('.
 
 /** A dbt test that asks the database while it renders: its count query rendered now (live-render.ts). */
 async function liveTests(task: TestTask, ctx: ExecuteContext): Promise<readonly PlannedTest[]> {
-  const engine = typeof ctx.engine === 'function' ? await ctx.engine() : ctx.engine;
-  const { renderLive, queryTable } = await liveRender();
-  const { sql } = await renderLive(engine, task.live!, async (q) => queryTable(await ctx.session.query(q)), ctx.logger);
+  const { renderLive, queryTable, liveEngine } = await liveRender();
+  const { sql } = await renderLive(await liveEngine(), task.live!, async (q) => queryTable(await ctx.session.query(q)), ctx.logger);
   return task.tests.map((t) => (t.test.kind === 'sql' ? { ...t, test: { ...t.test, sql } } : t));
 }
 
 /** A dbt model that asks the database while it renders: rendered now, its parents built (live-render.ts). */
 async function withLiveSql(task: WireModelTask, ctx: ExecuteContext): Promise<WireModelTask> {
   if (task.live === undefined) return task;
-  const engine = typeof ctx.engine === 'function' ? await ctx.engine() : ctx.engine;
-  const { renderLive, queryTable } = await liveRender();
+  const { renderLive, queryTable, liveEngine } = await liveRender();
   try {
-    const out = await renderLive(engine, task.live, async (sql) => queryTable(await ctx.session.query(sql)), ctx.logger);
+    const out = await renderLive(await liveEngine(), task.live, async (sql) => queryTable(await ctx.session.query(sql)), ctx.logger);
     return { ...task, sql: out.sql, ...(out.incrementalSql !== undefined && task.dbt ? { dbt: { ...task.dbt, incrementalSql: out.incrementalSql } } : {}) };
   } catch (err) {
     if (err instanceof EngineError && err.code === 'cancelled') throw err;

@@ -14,6 +14,7 @@
  * questions; a render is far cheaper than a round trip).
  */
 import { EngineError, errorChain } from '../../errors.js';
+import { importNear } from '../../lazy-import.js';
 import type { Logger } from '../../log.js';
 import type { TemplateEngine } from '../../template/template-engine.js';
 import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState } from './dbt-context.js';
@@ -81,6 +82,35 @@ class NeedsAnswer extends Error {
 const MAX_QUESTIONS = 200;
 const relationOf = (p: RelationParts) => new DbtRelation(p.database, p.schema, p.identifier);
 
+/** Relations inside a recipe's values, as plain data (a class instance loses its methods crossing threads). */
+export function packValue(v: unknown): unknown {
+  if (v instanceof DbtRelation) return { __dbt_relation: { ...(v.database !== undefined ? { database: v.database } : {}), schema: v.schema, identifier: v.identifier } };
+  if (Array.isArray(v)) return v.map(packValue);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, packValue(x)]));
+  return v;
+}
+
+function unpackValue(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(unpackValue);
+  if (v !== null && typeof v === 'object') {
+    const rel = (v as { __dbt_relation?: RelationParts }).__dbt_relation;
+    if (rel !== undefined) return relationOf(rel);
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unpackValue(x)]));
+  }
+  return v;
+}
+
+let engine: TemplateEngine | undefined;
+/**
+ * This thread's engine for renders at run time: compiled templates (the
+ * project's macro files above all) are cached across the thread's nodes,
+ * keyed by their text, so a thread compiles a project's macros once.
+ */
+export async function liveEngine(): Promise<TemplateEngine> {
+  engine ??= (await importNear<typeof import('../../template/nunjucks-engine.js')>(import.meta.url, '../../template/nunjucks-engine.js')).createNunjucksEngine();
+  return engine;
+}
+
 /** `with <ctes>` in front of `sql`, merged into the model's own `with` when it has one (as dbt injects them). */
 export function injectCtes(defs: string, sql: string): string {
   if (defs === '') return sql;
@@ -120,7 +150,7 @@ function renderOnce(engine: TemplateEngine, r: DbtLiveRecipe, env: DbtEnv, isInc
     r.namespaces.map(([ns, names]) => [ns, Object.fromEntries(names.map((n) => [n, (...a: unknown[]) => (state.nj?.lookup(n) as (...x: unknown[]) => unknown)(...a)]))]),
   );
   const subject = { name: r.name, file: r.file, ...(r.this ? { this: relationOf(r.this) } : {}), isIncremental, modelConfig: r.modelConfig };
-  const ctx = { ...dbtContext(env, subject, state), ...namespaces, ...r.extra };
+  const ctx = { ...dbtContext(env, subject, state), ...namespaces, ...(r.extra ? (unpackValue(r.extra) as Record<string, unknown>) : {}) };
   const sql = injectCtes(r.ctes, engine.render(`live:${r.file}:${r.name}`, CAPTURE + r.body, ctx, r.file, r.prefix).trim().replace(/;\s*$/, ''));
   return r.countWith !== undefined ? countSql(sql, r.countWith) : sql;
 }

@@ -34,7 +34,7 @@ import { SyncQuery } from './sync-query.js';
 import { emptyProperties, readProperties, type SourceTableProps, type TestDecl } from './properties.js';
 import { incrementalRun, modelConfig, persistDocs, snapshotSpec, type ModelEntry } from './model-entry.js';
 import { renderedProjectFile } from './project-config-jinja.js';
-import { injectCtes, type DbtLiveRecipe, type RelationParts } from './live-render.js';
+import { injectCtes, packValue, type DbtLiveRecipe, type RelationParts } from './live-render.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
 export interface DbtBuildRequest {
@@ -504,7 +504,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       const body = '{{ __dbt_invoke(__test_macro, __test_args) }}';
       const r = parseRender((extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false }, { ...invoke, ...extra }), false);
       sql = r.out;
-      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: invoke, countWith: cfg.failCalc });
+      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: packValue(invoke) as Record<string, unknown>, countWith: cfg.failCalc });
     }
     // A test that reads an ephemeral model (the tested one, or through ref) gets its SQL as CTEs, as in dbt.
     addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo, live);
