@@ -331,7 +331,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     m.deps = state.deps;
     m.pre = hookSql(m, 'pre_hook', state);
     m.post = [...hookSql(m, 'post_hook', state), ...persistDocs(m)];
-    if (m.sql === '') throw new EngineError('compile', `${m.f.file}: the model renders to no SQL`);
+    // A model rendered again when it runs may be empty at parse (dbt_utils.union_relations is).
+    if (m.sql === '' && !m.deferred) throw new EngineError('compile', `${m.f.file}: the model renders to no SQL`);
   }
 
   // Ephemeral models: their SQL goes into dependents as CTEs, their dependencies become the dependents'.
