@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { EngineError } from '../../errors.js';
+import { EngineError, errorChain } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Connection } from '../../connections/index.js';
 import { graphNode, type CompiledModel, type CompiledNode, type CompiledProject, type CompiledSeed, type CompiledTest } from '../../compile/compile.js';
@@ -260,7 +260,13 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
         return { out: once({ execute: false }), deferred: true };
       } catch {
         deferring = undefined;
+      }
+      try {
         return { out: once({}), deferred: true };
+      } catch (err) {
+        // It asks the database and fails at load whichever way: its render when it runs reports the error, if any.
+        logger.log('debug', `parse render failed (rendered again when it runs): ${errorChain(err)}`);
+        return { out: '', deferred: true };
       }
     } finally {
       deferring = undefined;
@@ -277,11 +283,18 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     try {
       p1({ execute: false });
     } catch (err) {
-      // A template that does not guard on `execute` gets its answers, as before.
+      // A template that does not guard on `execute` gets its answers, as before; if it still fails, the
+      // config() calls made so far stand and the render when it runs reports the error, if any.
       if (!d.asked) throw err;
       deferring = undefined;
+      const partial = state.config;
       state.config = {};
-      p1({});
+      try {
+        p1({});
+      } catch (again) {
+        logger.log('debug', `${m.f.file}: parse render failed (rendered again when it runs): ${errorChain(again)}`);
+        state.config = partial;
+      }
     } finally {
       deferring = undefined;
     }
