@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { EngineError, errorChain } from '../../errors.js';
+import { EngineError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Connection } from '../../connections/index.js';
 import { graphNode, type CompiledModel, type CompiledNode, type CompiledProject, type CompiledSeed, type CompiledTest } from '../../compile/compile.js';
@@ -34,6 +34,7 @@ import { SyncQuery } from './sync-query.js';
 import { emptyProperties, readProperties, type SourceTableProps, type TestDecl } from './properties.js';
 import { incrementalRun, modelConfig, persistDocs, snapshotSpec, type ModelEntry } from './model-entry.js';
 import { renderedProjectFile } from './project-config-jinja.js';
+import { ParseGate } from './parse-gate.js';
 import { injectCtes, packValue, type DbtLiveRecipe, type RelationParts } from './live-render.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
@@ -176,8 +177,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   const invocationId = randomUUID();
   let graph: Record<string, unknown> = { nodes: {}, sources: {} };
   let queries: SyncQuery | undefined;
-  /** Set while a model renders at load: its compile-time queries are not run, only noted (live-render.ts). */
-  let deferring: { asked: boolean } | undefined;
+  const gate = new ParseGate(logger);
   closers.push(() => queries?.close());
   const namespaceObjects = (state: RenderState) =>
     Object.fromEntries(
@@ -225,10 +225,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       fullRefresh: req.fullRefresh === true,
       invocationId,
       query: (sql) => {
-        if (deferring) {
-          deferring.asked = true;
-          return { columns: [], rows: [] };
-        }
+        const parsed = gate.intercept();
+        if (parsed) return parsed;
         queries ??= new SyncQuery(profile.connection);
         logger.log('debug', `compile-time query: ${sql}`);
         return queries.query(sql);
@@ -240,64 +238,16 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     return engine.render(cacheKey, CAPTURE + body, ctx, file, macros.prefix).trim();
   };
 
-  /**
-   * dbt's parse: a render that asks the database renders again with `execute` false (`deferred`), and once
-   * more when it runs (live-render.ts). A template that does not guard on `execute` asks at load, as before.
-   */
-  const parseRender = (once: (extra: Record<string, unknown>) => string, already: boolean): { out: string; deferred: boolean } => {
-    const d = { asked: false };
-    deferring = d;
-    try {
-      let out: string | undefined;
-      try {
-        out = once(already ? { execute: false } : {});
-      } catch (err) {
-        if (!d.asked) throw err;
-      }
-      if (already || !d.asked) return { out: out!, deferred: already };
-      // The refs seen with `execute` true stay dependencies: a ref inside `{% if execute %}` is one too.
-      try {
-        return { out: once({ execute: false }), deferred: true };
-      } catch {
-        deferring = undefined;
-      }
-      try {
-        return { out: once({}), deferred: true };
-      } catch (err) {
-        // It asks the database and fails at load whichever way: its render when it runs reports the error, if any.
-        logger.log('debug', `parse render failed (rendered again when it runs): ${errorChain(err)}`);
-        return { out: '', deferred: true };
-      }
-    } finally {
-      deferring = undefined;
-    }
-  };
-
   // --- phase 1: configs ---
   for (const m of models) {
     const state: RenderState = { deps: new Set(), config: {} };
     // dbt's parse: `execute` is false and the database is not asked (refs are placeholders here).
     const p1 = (extra: Record<string, unknown>) => render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config }, extra);
-    const d = { asked: false };
-    deferring = d;
-    try {
-      p1({ execute: false });
-    } catch (err) {
-      // A template that does not guard on `execute` gets its answers, as before; if it still fails, the
-      // config() calls made so far stand and the render when it runs reports the error, if any.
-      if (!d.asked) throw err;
-      deferring = undefined;
+    gate.configs(m.f.file, p1, () => {
       const partial = state.config;
       state.config = {};
-      try {
-        p1({});
-      } catch (again) {
-        logger.log('debug', `${m.f.file}: parse render failed (rendered again when it runs): ${errorChain(again)}`);
-        state.config = partial;
-      }
-    } finally {
-      deferring = undefined;
-    }
+      return () => (state.config = partial);
+    });
     m.config = mergeConfig(m.config, state.config);
     checkConfigKeys(m.f.file, m.config, m.snapshot ? SNAPSHOT_KEYS : MODEL_KEYS, logger);
     if (!m.snapshot) materializedMode(m.f.file, m.config.materialized ?? 'view');
@@ -335,7 +285,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const p2 = (st: RenderState, isIncremental: boolean) => {
       const once = (extra: Record<string, unknown>) => render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), st, { ...subject, isIncremental }, extra);
       if (m.config.materialized === 'ephemeral') return once({}).replace(/;\s*$/, '');
-      const r = parseRender(once, m.deferred === true);
+      const r = gate.render(m.f.file, once, m.deferred === true);
       if (r.deferred) m.deferred = true;
       return r.out.replace(/;\s*$/, '');
     };
@@ -516,7 +466,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config'));
       const invoke = { __test_macro: macro, __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args } };
       const body = '{{ __dbt_invoke(__test_macro, __test_args) }}';
-      const r = parseRender((extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false }, { ...invoke, ...extra }), false);
+      const r = gate.render(decl.file, (extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false }, { ...invoke, ...extra }));
       sql = r.out;
       if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: packValue(invoke) as Record<string, unknown>, countWith: cfg.failCalc });
     }
@@ -563,7 +513,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const body = readFileSync(f.abs, 'utf8');
     if (/\{%-?\s*test\s/.test(body)) continue; // generic test definitions, loaded as macros
     const state: RenderState = { deps: new Set(), config: {} };
-    const r = parseRender((extra) => render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false }, extra), false);
+    const r = gate.render(f.file, (extra) => render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false }, extra));
     const sql = r.out;
     const cfg = testConfig({ test: f.stem, args: { config: state.config }, file: f.file }, treeConfig(pf.tests, pf.name, [...dirsOf(f.rel), f.stem], new Set()), (msg) => logger.log('warn', `${f.file}: ${msg}`));
     if (!cfg.enabled) continue;
