@@ -67,6 +67,20 @@ export function queryTable(r: { readonly columns: readonly string[]; readonly ro
   return { columns: r.columns, rows: r.rows.map((row) => row.map(plain)) };
 }
 
+/** What every node of a project rendered at run time shares. */
+export type SharedRecipe = Omit<DbtLiveRecipe, 'name' | 'file' | 'body' | 'ctes' | 'this' | 'modelConfig' | 'incremental' | 'extra' | 'countWith'>;
+
+export const relationParts = (r: DbtRelation): RelationParts => ({ ...(r.database !== undefined ? { database: r.database } : {}), schema: r.schema, identifier: r.identifier });
+
+/** Recipes of one project's nodes: the shared part is built on the first deferred node (most projects have none). */
+export function liveRecipes(shared: () => SharedRecipe): (name: string, file: string, body: string, ctes: string, own: Partial<DbtLiveRecipe>) => DbtLiveRecipe {
+  let common: SharedRecipe | undefined;
+  return (name, file, body, ctes, own) => {
+    common ??= shared();
+    return { ...common, name, file, body, ctes, modelConfig: {}, incremental: false, ...own };
+  };
+}
+
 export interface LiveSql {
   readonly sql: string;
   readonly incrementalSql?: string;

@@ -35,7 +35,7 @@ import { emptyProperties, readProperties, type SourceTableProps, type TestDecl }
 import { incrementalRun, modelConfig, persistDocs, snapshotSpec, type ModelEntry } from './model-entry.js';
 import { renderedProjectFile } from './project-config-jinja.js';
 import { ParseGate } from './parse-gate.js';
-import { injectCtes, packValue, type DbtLiveRecipe, type RelationParts } from './live-render.js';
+import { injectCtes, liveRecipes, packValue, relationParts, type DbtLiveRecipe } from './live-render.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
 export interface DbtBuildRequest {
@@ -338,40 +338,25 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     return [...out].sort();
   };
 
-  let liveShared: Pick<DbtLiveRecipe, 'refs' | 'sources' | 'namespaces'> | undefined;
-  const parts = (r: DbtRelation): RelationParts => ({ ...(r.database !== undefined ? { database: r.database } : {}), schema: r.schema, identifier: r.identifier });
-  /** What every node rendered at run time shares, and its own template, file and CTEs. */
-  const liveRecipeOf = (name: string, file: string, body: string, ctes: string, own: Partial<DbtLiveRecipe>): DbtLiveRecipe => {
-    liveShared ??= {
-      namespaces: [...macros.namespaces],
-      refs: Object.fromEntries([
-        ...enabled.map((e) => [lower(e.name), isEphemeral(lower(e.name)) ? `__dbt__cte__${e.name}` : parts(e.relation!)] as const),
-        ...seeds.map((s) => [lower(s.name), parts(finalRef(s.name, undefined, s.f.file).value as DbtRelation)] as const),
-      ]),
-      sources: Object.fromEntries(props.sources.map((s) => [`${lower(s.source)}.${lower(s.name)}`, parts(sourceRelation(s))])),
-    };
-    return {
-      ...liveShared,
-      name,
-      file,
-      body,
-      prefix: macros.prefix,
-      vars,
-      target: profile.target,
-      ...(req.stepEnv ? { stepEnv: req.stepEnv } : {}),
-      graph,
-      projectName: pf.name,
-      fullRefresh: req.fullRefresh === true,
-      invocationId,
-      now: now.toISOString(),
-      modelConfig: {},
-      ctes,
-      incremental: false,
-      ...own,
-    };
-  };
+  const liveRecipeOf = liveRecipes(() => ({
+    prefix: macros.prefix,
+    namespaces: [...macros.namespaces],
+    refs: Object.fromEntries([
+      ...enabled.map((e) => [lower(e.name), isEphemeral(lower(e.name)) ? `__dbt__cte__${e.name}` : relationParts(e.relation!)] as const),
+      ...seeds.map((s) => [lower(s.name), relationParts(finalRef(s.name, undefined, s.f.file).value as DbtRelation)] as const),
+    ]),
+    sources: Object.fromEntries(props.sources.map((s) => [`${lower(s.source)}.${lower(s.name)}`, relationParts(sourceRelation(s))])),
+    vars,
+    target: profile.target,
+    ...(req.stepEnv ? { stepEnv: req.stepEnv } : {}),
+    graph,
+    projectName: pf.name,
+    fullRefresh: req.fullRefresh === true,
+    invocationId,
+    now: now.toISOString(),
+  }));
   const liveRecipe = (m: ModelEntry): DbtLiveRecipe =>
-    liveRecipeOf(m.name, m.f.file, m.body, cteDefs(m), { this: parts(m.relation!), modelConfig: m.config, incremental: m.config.materialized === 'incremental' });
+    liveRecipeOf(m.name, m.f.file, m.body, cteDefs(m), { this: relationParts(m.relation!), modelConfig: m.config, incremental: m.config.materialized === 'incremental' });
   const compiledModels: CompiledModel[] = enabled
     .filter((m) => !isEphemeral(lower(m.name)))
     .map((m) => {
