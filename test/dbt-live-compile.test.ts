@@ -30,6 +30,8 @@ const FILES = {
   'macros/select_all_of.sql':
     "{% macro select_all_of(rel) %}{% if execute %}{% set cols = adapter.get_columns_in_relation(rel) %}select {% for c in cols %}{{ c.column }}{% if not loop.last %}, {% endif %}{% endfor %} from {{ rel }}{% endif %}{% endmacro %}\n",
   'models/f.sql': "{{ select_all_of(ref('b')) }}\n",
+  // Numbers come back as numbers, as in dbt's agate tables (PostgreSQL sends count(*)'s int8 as text).
+  'models/g.sql': "{% set n = run_query('select count(*) as n from ' ~ ref('a')).columns[0].values()[0] if execute else 0 %}\nselect {{ n + 1 }} as n_plus_one\n",
   // A generic test and a singular test that ask the database: rendered when they run, after the models they read.
   'macros/same_count.sql':
     "{% test same_count(model, other) %}\n{% set n = run_query('select count(*) from ' ~ other).columns[0].values()[0] if execute else 0 %}\nselect 1 as x from {{ model }} having count(*) <> {{ n }}\n{% endtest %}\n",
@@ -65,6 +67,7 @@ describe('dbt models compiled when their parents exist', () => {
     assert.deepEqual(cols.map((c) => c.column_name), ['a_id', 'a_name', 'a_amount']);
     assert.deepEqual(await duck.query(dir, 'select rows_in_b from main.d'), [{ rows_in_b: '1' }]);
     assert.deepEqual(await duck.query(dir, 'select * from main.f'), [{ a_id: '1', a_name: 'x', a_amount: '2.5' }]);
+    assert.deepEqual(await duck.query(dir, 'select n_plus_one from main.g'), [{ n_plus_one: '2' }]);
     liveArtifacts(dir);
   });
 
@@ -99,6 +102,7 @@ describe('dbt models compiled when their parents exist', () => {
         const cols = await c.query("select column_name from information_schema.columns where table_schema = 'live' and table_name = 'b' order by ordinal_position");
         assert.deepEqual(cols.rows.map((x: { column_name: string }) => x.column_name), ['a_id', 'a_name', 'a_amount']);
         assert.equal((await c.query('select rows_in_b::int as n from live.d')).rows[0].n, 1);
+        assert.equal((await c.query('select n_plus_one::int as n from live.g')).rows[0].n, 2);
       } finally {
         await c.end();
       }

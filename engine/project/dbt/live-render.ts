@@ -62,9 +62,16 @@ export interface DbtLiveRecipe {
 }
 
 /** A session's rows as templates see them: BigInt as number, dates as ISO text (as at load, query-session.ts). */
-export function queryTable(r: { readonly columns: readonly string[]; readonly rows: readonly (readonly unknown[])[] }): QueryTable {
+export function queryTable(r: { readonly columns: readonly string[]; readonly rows: readonly (readonly unknown[])[]; readonly numericText?: readonly number[] }): QueryTable {
   const plain = (v: unknown): unknown => (typeof v === 'bigint' ? Number(v) : v instanceof Date ? v.toISOString() : v !== null && typeof v === 'object' && !Array.isArray(v) ? String(v) : v);
-  return { columns: r.columns, rows: r.rows.map((row) => row.map(plain)) };
+  // dbt's agate tables hold numbers for integer and decimal columns (`3 == 3`): exact ones become numbers, the rest stay text.
+  const numeric = new Set(r.numericText ?? []);
+  const exact = (v: unknown): unknown => {
+    if (typeof v !== 'string') return v;
+    const n = Number(v);
+    return Number.isFinite(n) && (Number.isSafeInteger(n) || !/^-?\d+$/.test(v)) ? n : v;
+  };
+  return { columns: r.columns, rows: r.rows.map((row) => row.map((v, i) => (numeric.has(i) ? exact(plain(v)) : plain(v)))) };
 }
 
 /** What every node of a project rendered at run time shares. */
