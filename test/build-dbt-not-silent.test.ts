@@ -59,11 +59,6 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
     warns(dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: ghost\n' }), "models/schema.yml: model 'ghost' is described but no model file defines it"));
   test("an installed package's models warn (only its macros and tests are loaded)", () =>
     warns(dbt({ 'dbt_packages/pkg/dbt_project.yml': 'name: pkg\n', 'dbt_packages/pkg/models/pm.sql': 'select 1 as x\n' }), "dbt_packages/pkg: the package's 1 model(s) are not built (only its macros and generic tests are loaded)"));
-  test('tests on an ephemeral model are an error', () =>
-    fails(
-      dbt({ 'models/e.sql': "{{ config(materialized='ephemeral') }}\nselect 1 as id\n", 'models/schema.yml': 'version: 2\nmodels:\n  - name: e\n    columns:\n      - name: id\n        tests: [unique]\n' }),
-      /models\/schema\.yml: model 'e' is ephemeral \(no relation of its own\), so its tests cannot run/,
-    ));
   test('a snapshot file without a snapshot block warns', () => warns(dbt({ 'snapshots/s.sql': 'select 1\n' }), 'snapshots/s.sql: not used (no {% snapshot %} block)'));
 });
 
