@@ -16,6 +16,8 @@ export interface TestConfig {
   readonly failCalc: string;
   readonly enabled: boolean;
   readonly tags: readonly string[];
+  /** The merged config as written (what `config.get()` / `should_store_failures()` read in the test's template). */
+  readonly raw: Readonly<Record<string, unknown>>;
 }
 
 const CONFIG_KEYS = new Set(['severity', 'where', 'warn_if', 'error_if', 'fail_calc', 'enabled', 'tags', 'meta', 'alias', 'limit', 'store_failures', 'store_failures_as', 'database', 'schema']);
@@ -28,7 +30,7 @@ export function testConfig(decl: TestDecl, tree: Readonly<Record<string, unknown
   const c = { ...tree, ...legacy, ...inline };
   for (const k of Object.keys(c)) {
     if (!CONFIG_KEYS.has(k)) warn(`test config '${k}' is not supported and has no effect`);
-    else if ((k === 'store_failures' || k === 'store_failures_as') && c[k]) warn(`test config '${k}' is not supported: failing rows are counted, not stored`);
+    else if ((k === 'store_failures' || k === 'store_failures_as') && c[k]) warn(`test config '${k}': failing rows are counted, not stored in a table`);
     else if (k === 'limit' && c[k] !== null && c[k] !== undefined) warn(`test config 'limit' is not supported: every failing row is counted`);
     else if (IGNORED_OK.has(k)) continue;
   }
@@ -45,6 +47,7 @@ export function testConfig(decl: TestDecl, tree: Readonly<Record<string, unknown
     failCalc: String(c.fail_calc ?? 'count(*)'),
     enabled: c.enabled !== false,
     tags: Array.isArray(c.tags) ? c.tags.map(String) : c.tags ? [String(c.tags)] : [],
+    raw: c,
   };
 }
 

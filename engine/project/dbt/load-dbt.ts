@@ -23,6 +23,8 @@ import { emptyConfig } from '../config.js';
 import type { NodeName } from '../naming.js';
 import type { ModelSource, Project, SeedSource } from '../load.js';
 import { mergeConfig, treeConfig } from './config-tree.js';
+import { withScopes } from './macro-scopes.js';
+import { cteRelation } from './relation.js';
 import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState, type Resolved } from './dbt-context.js';
 import { findDbtFiles } from './dbt-files.js';
 import { loadMacros } from './dbt-macros.js';
@@ -78,7 +80,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   if (pf.onRunStart.length + pf.onRunEnd.length > 0) logger.log('warn', 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run');
   const props = emptyProperties();
   for (const f of files.properties) readProperties(props, f.abs, f.file, logger);
-  const macros = loadMacros(root, files.macros, files.tests, logger);
+  const macros = loadMacros(root, files.macros, files.tests, logger, { projectName: pf.name, dispatch: pf.dispatch });
   const engine = createNunjucksEngine();
 
   for (const s of props.sources) {
@@ -126,7 +128,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   // --- naming (dbt's generate_schema_name / generate_alias_name, or a project's override) ---
   const macroCall = (macro: string, args: Record<string, unknown>): string => {
     const state: RenderState = { deps: new Set(), config: {} };
-    const ctx = { ...dbtContext(env(placeholderRef), { name: macro, file: 'macros', isIncremental: false }, state), __args: args };
+    const ctx = dbtContext(env(placeholderRef), { name: macro, file: 'macros', isIncremental: false }, state);
+    Object.assign(ctx, withScopes(engine, macros, state, ctx), { __args: args });
     return engine.render(`__naming_${macro}`, `${CAPTURE}{{ ${macro}(__args.custom, __args.node) }}`, ctx, macro, macros.prefix).trim();
   };
   const schemaFor = (custom: unknown, node: Record<string, unknown>): string => {
@@ -174,13 +177,6 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   let graph: Record<string, unknown> = { nodes: {}, sources: {} };
   let queries: SyncQuery | undefined;
   closers.push(() => queries?.close());
-  const namespaceObjects = (state: RenderState) =>
-    Object.fromEntries(
-      [...macros.namespaces].map(([ns, names]) => [
-        ns,
-        Object.fromEntries(names.map((n) => [n, (...a: unknown[]) => (state.nj?.lookup(n) as (...x: unknown[]) => unknown)(...a)])),
-      ]),
-    );
   const refMiss = (name: string, from: string): never => {
     const hint = suggestions(name, [...models.map((m) => ({ name: m.name, file: m.f.file })), ...seedEntries.map((s) => ({ name: s.name, file: s.f.file }))]);
     throw new EngineError('compile', `${from}: ref('${name}') not found.${hint}`);
@@ -194,7 +190,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const m = byName.get(lower(name));
     if (m) {
       if (m.config.enabled === false) throw new EngineError('compile', `${from}: ref('${name}') points at a disabled model`);
-      if (m.config.materialized === 'ephemeral') return { key: lower(name), value: `__dbt__cte__${m.name}` };
+      if (m.config.materialized === 'ephemeral') return { key: lower(name), value: cteRelation(m.name) };
       return { key: lower(name), value: m.relation! };
     }
     const s = seedNames.get(lower(name));
@@ -227,7 +223,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     };
   }
   const render = (cacheKey: string, file: string, body: string, e: DbtEnv, state: RenderState, subject: { name: string; this?: DbtRelation; isIncremental: boolean; modelConfig?: Record<string, unknown> }, extra: Record<string, unknown> = {}): string => {
-    const ctx = { ...dbtContext(e, { ...subject, file }, state), ...namespaceObjects(state), ...extra };
+    const ctx = dbtContext(e, { ...subject, file }, state);
+    Object.assign(ctx, withScopes(engine, macros, state, ctx), extra);
     return engine.render(cacheKey, CAPTURE + body, ctx, file, macros.prefix).trim();
   };
 
@@ -407,13 +404,16 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     }
     if (sql === undefined) {
       const macro = `test_${testName}`;
-      if (!macros.prefix.includes(`macro ${macro}(`) && !macros.prefix.includes(`macro ${macro} (`)) {
+      const pkg = decl.test.includes('.') ? decl.test.split('.')[0] : undefined;
+      if (!(pkg === undefined ? macros.projectMacros.has(macro) || [...macros.namespaces.values()].some((n) => n.includes(macro)) : macros.namespaces.get(pkg)?.includes(macro))) {
         throw new EngineError('compile', `${decl.file}: test '${decl.test}' on '${onName}': no generic test named '${decl.test}' (define it with {% test ${testName}(model, column_name) %} in a macro or test folder, or install its package)`);
       }
       const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config'));
-      sql = render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, '{{ __dbt_invoke(__test_macro, __test_args) }}', e, state, { name: onName, isIncremental: false }, {
+      sql = render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, '{{ __dbt_invoke(__test_macro, __test_args, __test_pkg) }}', e, state, { name: onName, isIncremental: false, modelConfig: cfg.raw }, {
         __test_macro: macro,
-        __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args },
+        __test_pkg: pkg,
+        // dbt hands a generic test its model as a Relation (a `where` config makes it a subquery string).
+        __test_args: { model: cfg.where === undefined ? relation : model, ...(column !== undefined ? { column_name: column } : {}), ...args },
       });
     }
     addTest(nodeName, decl.file, sql, cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
