@@ -11,6 +11,10 @@
  *   `{% for x in xs if c %}` → a filtered loop (nunjucks read it as `xs if c` and looped over nothing)
  *   `{% do expr %}`  → evaluates `expr` for its side effects
  *   `xs[1:]`         → jinja.slice (Python slicing; parsed by jinja-parser.ts)
+ *   `{k: v}`         → an object with computed keys: `k` is an expression, as in Python
+ *   `f(*xs, **kw)`   → spread arguments (`...jinja.iterable(xs)`, `...jinja.mapping(kw)`)
+ *   `{{ value }}`    → jinja.str (Python's str(): `[1, 'a']`, `{'k': 1}`, `True`, `None`)
+ *   `{% macro %}`    → Jinja2's calling rules with `varargs` / `kwargs` (jinja-macro.ts)
  *
  * It also records each statement's position so render errors name their line.
  *
@@ -18,6 +22,7 @@
  * stay untouched. The generated module is instantiated with the `jinja`
  * runtime as a closure variable, reachable from macros as well as the root.
  */
+import { compileMacroDefinition } from './jinja-macro.js';
 import { jinjaParser } from './jinja-parser.js';
 import { jinjaRuntime } from './jinja-runtime.js';
 import { MARK_CLOSE, MARK_OPEN, positionsOf, templateShape, type TemplateShape } from './template-shape.js';
@@ -35,11 +40,11 @@ let compilerClass: JinjaCompilerClass | undefined;
 /** The compiler class, made on first use (when nunjucks is loaded: nunjucks-internals.ts). */
 function makeCompiler(): JinjaCompilerClass {
   const { nodes: njNodes, Compiler: NjBaseCompiler } = nunjucksInternals();
-  const { DoNode, SliceNode } = jinjaParser();
+  const { DoNode, SliceNode, StarArg, DoubleStarArg } = jinjaParser();
   /** Node kinds added at compile time. */
   const Truthy = njNodes.Node.extend('Truthy', { fields: ['expr'] });
   const LoopFilter = njNodes.Node.extend('LoopFilter', { fields: ['arr', 'name', 'cond'] });
-  const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, DoNode, SliceNode];
+  const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, DoNode, SliceNode, StarArg, DoubleStarArg];
 
   function wrapCondition(node: NjNode): void {
     const cond = node.cond as NjNode;
@@ -49,7 +54,7 @@ function makeCompiler(): JinjaCompilerClass {
   return class JinjaCompiler extends NjBaseCompiler {
     /** String literals and template text, in emit order: the code reads them from `K`, so templates of one shape share code. */
     readonly constants: string[] = [];
-    /** The next literal is a dict key (an object-literal key in the code): emitted as written. */
+    /** The next literal is a keyword argument's name (an object-literal key in the code): emitted as written. */
     private keyNext = false;
 
     override compileLiteral(node: NjNode, frame: NjFrame): void {
@@ -61,9 +66,43 @@ function makeCompiler(): JinjaCompilerClass {
       super.compileLiteral(node, frame);
     }
 
+    /** A keyword argument `name=value` (dict literals do not come here: see compileDict). */
     override compilePair(node: NjNode, frame: NjFrame): void {
       this.keyNext = true;
       super.compilePair(node, frame);
+    }
+
+    /** A dict literal: each key is an expression (`{kk: 1}` keys on the value of `kk`, as in Python). */
+    compileDict(node: NjNode, frame: NjFrame): void {
+      if (node.typename !== 'Dict') {
+        (NjBaseCompiler.prototype as unknown as { compileDict(n: NjNode, f: NjFrame): void }).compileDict.call(this, node, frame);
+        return;
+      }
+      this._emit('{');
+      (node.children as NjNode[]).forEach((pair, i) => {
+        if (i > 0) this._emit(', ');
+        this._emit('[');
+        this.compile(pair.key, frame);
+        this._emit(']: ');
+        this.compile(pair.value, frame);
+      });
+      this._emit('}');
+    }
+
+    /** The callee's name for error messages, emitted inside `"…"`: a string literal in it may hold a newline. */
+    _getNodeName(node: NjNode): string {
+      const name = (NjBaseCompiler.prototype as unknown as { _getNodeName(n: NjNode): string })._getNodeName.call(this, node);
+      return name.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+    }
+
+    compileStarArg(node: NjNode, frame: NjFrame): void {
+      this._emit('...');
+      this.call('iterable', [node.expr], frame);
+    }
+
+    compileDoubleStarArg(node: NjNode, frame: NjFrame): void {
+      this._emit('...');
+      this.call('mapping', [node.expr], frame);
     }
 
     /** nunjucks updates `lineno` only at function calls; an error elsewhere reported the last call's line. */
@@ -166,6 +205,23 @@ function makeCompiler(): JinjaCompilerClass {
       (NjBaseCompiler.prototype as unknown as { compileInlineIf(n: NjNode, f: NjFrame): void }).compileInlineIf.call(this, node, frame);
     }
 
+    /** `{{ value }}` prints what Python's str() gives (jinja.str); template text is emitted as it is. */
+    compileOutput(node: NjNode, frame: NjFrame): void {
+      const buffer = (this as unknown as { buffer: string }).buffer;
+      for (const child of node.children as NjNode[]) {
+        if (child.typename === 'TemplateData') {
+          if (child.value === '' || child.value === undefined || child.value === null) continue;
+          this._emit(`${buffer} += `);
+          this.compileLiteral(child, frame);
+          this._emitLine(';');
+        } else {
+          this._emit(`${buffer} += `);
+          this.call('str', [child], frame);
+          this._emitLine(';');
+        }
+      }
+    }
+
     compileDo(node: NjNode, frame: NjFrame): void {
       this.compile(node.expr, frame);
       this._emitLine(';');
@@ -190,7 +246,7 @@ function makeCompiler(): JinjaCompilerClass {
      * to hand back a value instead of text) makes the call return that value.
      */
     override _compileMacro(node: NjNode, frame: NjFrame | undefined): string {
-      const id = super._compileMacro(node, frame);
+      const id = compileMacroDefinition(this as unknown as Parameters<typeof compileMacroDefinition>[0], node, frame);
       this._emitLine(`${id} = jinja.returnable(${id});`);
       return id;
     }

@@ -1,16 +1,25 @@
 /**
- * Parsing Jinja with nunjucks' parser plus what it lacks: the `{% do expr %}`
- * tag and Python slices (`cols[1:]`, `name[:10]`, `xs[::-1]`), which nunjucks
- * rejects unless `installJinjaCompat()` patches its shared Parser prototype for
- * the whole process. A subclass keeps the change to our templates. The
- * classes are made on first use, when nunjucks is loaded (nunjucks-internals.ts).
+ * Parsing Jinja with nunjucks' parser plus what it lacks for Jinja2 as dbt
+ * uses it: the `{% do expr %}` and `{% test %}` tags, Python slices
+ * (`cols[1:]`, `xs[::-1]`), `*args` / `**kwargs` in calls, trailing commas in
+ * calls, lists, dicts and tuples (`(a,)` is a one-item tuple), dict keys
+ * that are expressions (`{col.name: col}`, `{k | lower: v}`) and string
+ * literals read as Python reads them (py-string.ts). nunjucks would need its
+ * shared Parser prototype patched for the whole process; a subclass keeps the
+ * change to our templates. The classes are made on first use, when nunjucks
+ * is loaded (nunjucks-internals.ts).
  */
 import { nunjucksInternals, type NjExtension, type NjNode, type NjNodeClass, type NjParser } from './nunjucks-internals.js';
+import { readPyString, type StringTokenizer } from './py-string.js';
 
 interface ParserKit {
   /** Node kinds the parser adds: compiled by jinja-compiler.ts. */
   readonly DoNode: NjNodeClass;
   readonly SliceNode: NjNodeClass;
+  /** `*expr` among a call's positional arguments. */
+  readonly StarArg: NjNodeClass;
+  /** `**expr` among a call's keyword arguments. */
+  readonly DoubleStarArg: NjNodeClass;
   readonly parse: (source: string) => NjNode;
 }
 
@@ -20,6 +29,9 @@ function makeKit(): ParserKit {
   const { nodes: njNodes, lexer: njLexer, Parser: NjBaseParser } = nunjucksInternals();
   const DoNode = njNodes.Node.extend('Do', { fields: ['expr'] });
   const SliceNode = njNodes.Node.extend('Slice', { fields: ['start', 'stop', 'step'] });
+  const StarArg = njNodes.Node.extend('StarArg', { fields: ['expr'] });
+  const DoubleStarArg = njNodes.Node.extend('DoubleStarArg', { fields: ['expr'] });
+  const T = njLexer;
 
   const doExtension: NjExtension = {
     tags: ['do'],
@@ -31,7 +43,89 @@ function makeKit(): ParserKit {
     },
   };
 
+  /** dbt's `{% test name(args) %}…{% endtest %}`: the macro `test_<name>`, as dbt defines it. */
+  const testExtension: NjExtension = {
+    tags: ['test'],
+    parse(parser) {
+      const tok = parser.nextToken();
+      const name = parser.nextToken();
+      if (name.type !== T.TOKEN_SYMBOL) parser.fail(`expected a test name, got ${name.value}`, name.lineno, name.colno);
+      const args = parser.parseSignature();
+      parser.advanceAfterBlockEnd(tok.value);
+      const body = parser.parseUntilBlocks('endtest');
+      parser.advanceAfterBlockEnd();
+      const node = new njNodes.Macro(tok.lineno, tok.colno, new njNodes.Symbol(name.lineno, name.colno, `test_${name.value}`), args);
+      node.body = body;
+      return node;
+    },
+  };
+
   class JinjaParser extends NjBaseParser {
+    /**
+     * A call's or macro's arguments: nunjucks' parseSignature plus a trailing
+     * comma, `*expr` (positional) and `**expr` (keyword) unpacking.
+     */
+    override parseSignature(tolerant?: boolean, noParens?: boolean): NjNode {
+      let tok = this.peekToken()!;
+      if (!noParens && tok.type !== T.TOKEN_LEFT_PAREN) {
+        if (tolerant) return null as unknown as NjNode;
+        this.fail('expected arguments', tok.lineno, tok.colno);
+      }
+      if (tok.type === T.TOKEN_LEFT_PAREN) tok = this.nextToken();
+      const args = new njNodes.NodeList(tok.lineno, tok.colno);
+      const kwargs = new njNodes.KeywordArgs(tok.lineno, tok.colno);
+      for (let first = true; ; first = false) {
+        tok = this.peekToken()!;
+        if (!noParens && tok.type === T.TOKEN_RIGHT_PAREN) {
+          this.nextToken();
+          break;
+        }
+        if (noParens && tok.type === T.TOKEN_BLOCK_END) break;
+        if (!first) {
+          if (!this.skip(T.TOKEN_COMMA)) this.fail('expected comma after expression', tok.lineno, tok.colno);
+          const next = this.peekToken()!;
+          if ((!noParens && next.type === T.TOKEN_RIGHT_PAREN) || (noParens && next.type === T.TOKEN_BLOCK_END)) continue;
+        }
+        const star = this.peekToken()!;
+        if (star.type === T.TOKEN_OPERATOR && (star.value === '*' || star.value === '**')) {
+          this.nextToken();
+          const expr = this.parseExpression();
+          if (star.value === '*') args.addChild(new StarArg(star.lineno, star.colno, expr));
+          else kwargs.addChild(new DoubleStarArg(star.lineno, star.colno, expr));
+          continue;
+        }
+        const arg = this.parseExpression();
+        if (this.skipValue(T.TOKEN_OPERATOR, '=')) kwargs.addChild(new njNodes.Pair(arg.lineno, arg.colno, arg, this.parseExpression()));
+        else args.addChild(arg);
+      }
+      if (kwargs.children.length > 0) args.addChild(kwargs);
+      return args;
+    }
+
+    /** `( … )`, `[ … ]`, `{ … }` with trailing commas and expression dict keys; `(a,)` is a tuple (a list here). */
+    override parseAggregate(): NjNode | null {
+      const tok = this.nextToken();
+      const close = { [T.TOKEN_LEFT_PAREN]: T.TOKEN_RIGHT_PAREN, [T.TOKEN_LEFT_BRACKET]: T.TOKEN_RIGHT_BRACKET, [T.TOKEN_LEFT_CURLY]: T.TOKEN_RIGHT_CURLY }[tok.type];
+      if (close === undefined) return null;
+      const kind = tok.type === T.TOKEN_LEFT_PAREN ? njNodes.Group : tok.type === T.TOKEN_LEFT_BRACKET ? njNodes.Array : njNodes.Dict;
+      const node = new kind(tok.lineno, tok.colno);
+      let trailingComma = false;
+      for (;;) {
+        if (this.skip(close)) break;
+        if (node.children.length > 0 && !trailingComma) this.fail('expected comma after expression', tok.lineno, tok.colno);
+        if (kind === njNodes.Dict) {
+          const key = this.parseExpression();
+          if (!this.skip(T.TOKEN_COLON)) this.fail('expected colon after dict key', key.lineno, key.colno);
+          node.addChild(new njNodes.Pair(key.lineno, key.colno, key, this.parseExpression()));
+        } else {
+          node.addChild(this.parseExpression());
+        }
+        trailingComma = this.skip(T.TOKEN_COMMA);
+      }
+      if (kind === njNodes.Group && trailingComma) return new njNodes.Array(tok.lineno, tok.colno, node.children);
+      return node;
+    }
+
     /** nunjucks' parsePostfix (calls, `.name`, `[index]`) with `[start:stop:step]` slices added. */
     override parsePostfix(target: NjNode): NjNode {
       let node = target;
@@ -75,11 +169,16 @@ function makeKit(): ParserKit {
   }
 
   const parse = (source: string): NjNode => {
-    const parser: NjParser = new JinjaParser(njLexer.lex(source, { trimBlocks: false, lstripBlocks: false }));
-    parser.extensions = [doExtension];
+    const tokens = njLexer.lex(source, { trimBlocks: false, lstripBlocks: false }) as StringTokenizer & { _parseString?: (q: string) => string };
+    // On this tokenizer only: nunjucks' shared Tokenizer prototype stays as it is.
+    tokens._parseString = function (this: StringTokenizer, quote: string) {
+      return readPyString(this, quote);
+    };
+    const parser: NjParser = new JinjaParser(tokens);
+    parser.extensions = [doExtension, testExtension];
     return parser.parseAsRoot();
   };
-  return { DoNode, SliceNode, parse };
+  return { DoNode, SliceNode, StarArg, DoubleStarArg, parse };
 }
 
 /** The parser's node kinds and entry, made on first use. */

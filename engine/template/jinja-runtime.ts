@@ -5,9 +5,10 @@
  * module, so other nunjucks users in the process keep stock behaviour.
  */
 import { callArgs } from './call-args.js';
+import { makeMacro } from './jinja-macro.js';
 import { formatArgs, percentFormat } from './py-format.js';
 import { memberLookup } from './python-methods.js';
-import { isPlainObject, Namespace, pyTruthy } from './py-values.js';
+import { isPlainObject, Namespace, pyStr, pyTruthy } from './py-values.js';
 
 export interface JinjaRuntime {
   /** `a + b`: lists concatenate (JavaScript would join them into a string). */
@@ -26,6 +27,14 @@ export interface JinjaRuntime {
   slice(value: unknown, start: number | null, stop: number | null, step: number | null): unknown;
   /** The items a filtered loop (`for x in xs if cond`) walks: a list, or a mapping's `[key, value]` pairs. */
   loopItems(value: unknown, pairs: boolean): unknown[];
+  /** `{{ value }}`: Python's str() of the value; undefined prints nothing (Jinja's Undefined). */
+  str(value: unknown): unknown;
+  /** `*xs` in a call: the positional arguments `xs` holds. */
+  iterable(value: unknown): unknown[];
+  /** `**kw` in a call: the keyword arguments mapping `kw` holds. */
+  mapping(value: unknown): Record<string, unknown>;
+  /** A macro with Jinja2's calling rules (jinja-macro.ts). */
+  makeMacro: typeof makeMacro;
   /** Wraps a compiled macro: a `return(v)` during the call makes the call's value `v`. */
   returnable<F extends (...args: unknown[]) => unknown>(macro: F): F;
 }
@@ -87,6 +96,25 @@ export const jinjaRuntime: JinjaRuntime = {
     if (typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') return [...(value as Iterable<unknown>)];
     return [];
   },
+  str(value) {
+    if (value === undefined) return '';
+    if (typeof value === 'string' || typeof value === 'number') return value;
+    if (value === null || typeof value === 'boolean' || Array.isArray(value) || value instanceof Namespace) return pyStr(value);
+    // A mapping that prints itself (a relation made by the context) keeps its own text.
+    if (isPlainObject(value) && value.toString === Object.prototype.toString) return pyStr(value);
+    return value;
+  },
+  iterable(value) {
+    if (typeof value === 'string' || Array.isArray(value)) return [...value];
+    if (isPlainObject(value)) return Object.keys(value);
+    if (value !== null && typeof value === 'object' && typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') return [...(value as Iterable<unknown>)];
+    throw new TypeError(`argument after * must be an iterable, not ${typeName(value)}`);
+  },
+  mapping(value) {
+    if (isPlainObject(value) || value instanceof Namespace) return callArgs([{ ...value, __keywords: true }]).kwargs;
+    throw new TypeError(`argument after ** must be a mapping, not ${typeName(value)}`);
+  },
+  makeMacro,
   returnable(macro) {
     const wrapped = function (this: unknown, ...args: unknown[]) {
       returnSlots.push({ set: false, value: undefined });

@@ -16,6 +16,8 @@ export interface NjNode {
   readonly lineno: number;
   readonly colno: number;
   [field: string]: any;
+  findAll(type: NjNodeClass, results?: NjNode[]): NjNode[];
+  addChild(child: NjNode): void;
 }
 
 export interface NjNodeClass {
@@ -32,6 +34,11 @@ export interface NjNodes {
   Array: NjNodeClass;
   Literal: NjNodeClass;
   FunCall: NjNodeClass;
+  Group: NjNodeClass;
+  Dict: NjNodeClass;
+  Pair: NjNodeClass;
+  KeywordArgs: NjNodeClass;
+  Macro: NjNodeClass;
 }
 
 /** The compile-time frame: maps template variable names to generated JS ids. */
@@ -76,9 +83,12 @@ export interface NjParser {
   skip(type: string): boolean;
   fail(message: string, lineno?: number, colno?: number): never;
   parseExpression(): NjNode;
-  parseSignature(): NjNode;
+  parseSignature(tolerant?: boolean, noParens?: boolean): NjNode;
   parsePostfix(node: NjNode): NjNode;
   advanceAfterBlockEnd(name?: string): void;
+  parseUntilBlocks(...names: string[]): NjNode;
+  parseAggregate(): NjNode | null;
+  skipValue(type: string, value: string): boolean;
   parseAsRoot(): NjNode;
 }
 
@@ -99,8 +109,13 @@ export interface NjTemplateError extends Error {
 export interface NjLexer {
   lex(src: string, opts: object): unknown;
   TOKEN_LEFT_PAREN: string;
+  TOKEN_RIGHT_PAREN: string;
   TOKEN_LEFT_BRACKET: string;
   TOKEN_RIGHT_BRACKET: string;
+  TOKEN_LEFT_CURLY: string;
+  TOKEN_RIGHT_CURLY: string;
+  TOKEN_COMMA: string;
+  TOKEN_BLOCK_END: string;
   TOKEN_COLON: string;
   TOKEN_OPERATOR: string;
   TOKEN_SYMBOL: string;
@@ -114,6 +129,8 @@ export interface Nunjucks {
   readonly lexer: NjLexer;
   readonly transformer: { transform(ast: NjNode, asyncFilters: readonly string[], name: string): NjNode };
   readonly Compiler: NjCompilerClass;
+  /** The runtime's Frame: also the compile-time scope of a macro compiled without an enclosing frame. */
+  readonly Frame: new () => NjFrame;
 }
 
 let loaded: Nunjucks | undefined;
@@ -131,6 +148,7 @@ export function nunjucksInternals(): Nunjucks {
     lexer: require('nunjucks/src/lexer.js') as NjLexer,
     transformer: require('nunjucks/src/transformer.js') as Nunjucks['transformer'],
     Compiler: (require('nunjucks/src/compiler.js') as { Compiler: NjCompilerClass }).Compiler,
+    Frame: (require('nunjucks/src/runtime.js') as { Frame: new () => NjFrame }).Frame,
   };
   return loaded;
 }

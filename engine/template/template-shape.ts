@@ -22,6 +22,7 @@
  * nunjucks trimmed, so the same trim applies to the real text.
  */
 import { lineIndex } from '../jobs/problem.js';
+import { readPyString } from './py-string.js';
 
 /** Private-use characters: a marker is `\uE000<n>\uE001`. */
 export const MARK_OPEN = '\uE000';
@@ -132,19 +133,17 @@ function codeTokens(s: string, at: number, emit: (text: string, start: number, v
   while (i < n) {
     const c = s[i]!;
     if (c === '"' || c === "'") {
-      // nunjucks' _parseString: `\n`, `\t`, `\r` are escapes, any other `\x` is x.
-      let value = '';
-      let j = i + 1;
-      while (j < n && s[j] !== c) {
-        if (s[j] === '\\') {
-          j++;
-          if (j >= n) return -1;
-          const e = s[j]!;
-          value += e === 'n' ? '\n' : e === 't' ? '\t' : e === 'r' ? '\r' : e;
-        } else value += s[j];
-        j++;
+      // The string's value as our lexer reads it (py-string.ts).
+      let j = i;
+      const reader = { current: () => s[j] ?? '', forward: () => void j++, isFinished: () => j >= n };
+      let value: string;
+      try {
+        value = readPyString(reader, c);
+      } catch {
+        return -1;
       }
-      if (j >= n) return -1;
+      if (j > n) return -1; // unterminated
+      j--; // on the closing quote
       emit('', i, value);
       i = j + 1;
       continue;
