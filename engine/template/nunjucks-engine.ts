@@ -83,7 +83,8 @@ function renderParts(parts: readonly Part[], context: Readonly<Record<string, un
 }
 
 /** Creates an engine with its own nunjucks Environment (made on the first render that needs it) and template cache. */
-export function createNunjucksEngine(): TemplateEngine {
+/** `filters`: more filters for this engine's templates (dbt's `as_number`, …). */
+export function createNunjucksEngine(filters: Readonly<Record<string, (value: unknown, ...args: unknown[]) => unknown>> = {}): TemplateEngine {
   let env: nunjucks.Environment | undefined;
   const cache = new Map<string, CacheEntry>();
 
@@ -105,7 +106,7 @@ export function createNunjucksEngine(): TemplateEngine {
     const code = shared === undefined ? body : { ...body, root: chainRoots(shared.root as RootFn, body.root as RootFn) };
     // nunjucks accepts precompiled code as `{ type: 'code', obj }`; the typings only know strings.
     const src = { type: 'code', obj: code } as unknown as string;
-    env ??= createEnvironment();
+    env ??= createEnvironment(filters);
     return new (nunjucksInternals().lib.Template)(src, env, modelName, true);
   };
 
@@ -171,7 +172,7 @@ function definitionsOnly(prefix: string): boolean {
   );
 }
 
-function createEnvironment(): nunjucks.Environment {
+function createEnvironment(filters: Readonly<Record<string, (value: unknown, ...args: unknown[]) => unknown>>): nunjucks.Environment {
   // `dev: true` keeps the thrown error as the TemplateError's `cause` (otherwise
   // nunjucks re-creates a bare Error from the message and the EngineError is lost).
   const env = new (nunjucksInternals().lib.Environment)([], {
@@ -186,7 +187,7 @@ function createEnvironment(): nunjucks.Environment {
   env.addGlobal('True', true);
   env.addGlobal('False', false);
   env.addGlobal('None', null);
-  for (const [name, filter] of Object.entries(jinjaFilters)) env.addFilter(name, filter);
+  for (const [name, filter] of Object.entries({ ...jinjaFilters, ...filters })) env.addFilter(name, filter);
   return env;
 }
 

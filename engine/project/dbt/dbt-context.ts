@@ -7,7 +7,7 @@
  * compile stage has no connection, and a wrong guess would change the SQL.
  */
 import { EngineError } from '../../errors.js';
-import { lookupVar } from '../../home-env.js';
+import { dbtEnvVar } from './dbt-env.js';
 import type { Logger } from '../../log.js';
 import { callArgs } from '../../template/call-args.js';
 import { macroReturn } from '../../template/jinja-runtime.js';
@@ -122,7 +122,7 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     env_var: (...args: unknown[]) => {
       const { positional } = callArgs(args);
       const name = String(positional[0] ?? '');
-      const v = lookupVar(name, env.stepEnv);
+      const v = dbtEnvVar(name, env.stepEnv);
       if (v !== undefined) return v;
       if (positional.length >= 2) return positional[1];
       throw fail(file, `env_var('${name}') is not set and has no default`);
