@@ -221,11 +221,11 @@ test('a macro-definitions prefix renders like the concatenated template, in the 
   );
 });
 
-test('a prefix that does more than define macros renders as one template with the model', () => {
-  const prefix = '{% set x = 41 %}head\n';
-  assert.equal(engine.render('p1', '{{ x + 1 }}', {}, 'p1', prefix), 'head\n42');
-  // A syntax error in the prefix is the model's error, as it always was.
-  assert.match(errorChain(catchError(() => engine.render('p2', 'x', {}, 'p2', '{% macro a() %}'))), /^could not parse template for model 'p2': /);
+test('a macro prefix contributes only its macros: text and other statements around them are left out, as dbt does', () => {
+  const prefix = '/* licence header */\n{% set x = 41 %}head\n{% macro m() %}M{% endmacro %}tail';
+  assert.equal(engine.render('p1', '[{{ x }}]{{ m() }}', {}, 'p1', prefix), '[]M');
+  // A syntax error in a macro prefix is reported against the prefix, not at a line of the model.
+  assert.match(errorChain(catchError(() => engine.render('p2', 'x', {}, 'p2', '{% macro a() %}'))), /^could not parse the macros of model 'p2': unexpected end of file/);
 });
 
 function catchError(f: () => unknown): EngineError {

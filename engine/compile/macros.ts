@@ -6,6 +6,7 @@
  * model in it, so 10,000 models cost one concatenation per directory.
  */
 import type { Logger } from '../log.js';
+import { markMacroFile } from '../template/macro-files.js';
 import type { MacroSource } from '../project/load.js';
 
 const MACRO_DEF = /\{%-?\s*macro\s+([A-Za-z_][A-Za-z0-9_]*)/g;
@@ -33,7 +34,7 @@ export function macroScopes(macros: readonly MacroSource[], logger: Logger): Mac
     prefixFor(dir) {
       let hit = cache.get(dir);
       if (hit === undefined) {
-        hit = ordered.filter((m) => inScope(m.dir, dir)).map((m) => m.text + '\n').join('');
+        hit = ordered.filter((m) => inScope(m.dir, dir)).map((m) => markMacroFile(m.file, m.text) + '\n').join('');
         cache.set(dir, hit);
       }
       return hit;

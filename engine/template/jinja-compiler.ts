@@ -299,7 +299,12 @@ export interface Generated {
 }
 
 export function generate(source: string, name: string): Generated {
-  const ast = nunjucksInternals().transformer.transform(jinjaParser().parse(source), [], name);
+  return generateAst(jinjaParser().parse(source), name);
+}
+
+/** `generate` for a syntax tree already parsed (macro-files.ts builds one from several files). */
+export function generateAst(root: NjNode, name: string): Generated {
+  const ast = nunjucksInternals().transformer.transform(root, [], name);
   compilerClass ??= makeCompiler();
   const compiler = new compilerClass(name, false);
   compiler.compile(ast, undefined as unknown as NjFrame);
@@ -325,6 +330,12 @@ export function compileJinja(source: string, name: string): CompiledModule {
     if (compiled !== null) return instantiate(compiled, shape, source);
   }
   const g = generate(source, name);
+  return factoryFor(g.code)(jinjaRuntime, g.constants, g.positions);
+}
+
+/** Compiles a syntax tree already parsed (no shape sharing: macro files compile once per run). */
+export function compileAst(root: NjNode, name: string): CompiledModule {
+  const g = generateAst(root, name);
   return factoryFor(g.code)(jinjaRuntime, g.constants, g.positions);
 }
 

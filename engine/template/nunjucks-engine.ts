@@ -18,10 +18,10 @@ import type nunjucks from 'nunjucks';
 
 import { EngineError } from '../errors.js';
 import { compileJinja, type CompiledModule } from './jinja-compiler.js';
-import { parseJinja } from './jinja-parser.js';
 import { jinjaFilters } from './jinja-filters.js';
 import { dictGlobal, namespaceGlobal } from './jinja-runtime.js';
-import { nunjucksInternals, type NjNode, type NjTemplateError } from './nunjucks-internals.js';
+import { compileMacroFiles } from './macro-files.js';
+import { nunjucksInternals, type NjTemplateError } from './nunjucks-internals.js';
 import type { TemplateEngine } from './template-engine.js';
 
 interface CacheEntry {
@@ -88,8 +88,8 @@ export function createNunjucksEngine(filters: Readonly<Record<string, (value: un
   let env: nunjucks.Environment | undefined;
   const cache = new Map<string, CacheEntry>();
 
-  /** Compiled definitions-only prefixes by text; null: the prefix renders as part of each template. */
-  const prefixes = new Map<string, CompiledModule | null>();
+  /** Compiled macro prefixes by text. */
+  const prefixes = new Map<string, CompiledModule | Error>();
 
   const compileModule = (source: string, modelName: string): CompiledModule => {
     try {
@@ -110,23 +110,28 @@ export function createNunjucksEngine(filters: Readonly<Record<string, (value: un
     return new (nunjucksInternals().lib.Template)(src, env, modelName, true);
   };
 
-  const sharedPrefix = (prefix: string, modelName: string): CompiledModule | null => {
+  /** The compiled macros of a prefix (macro-files.ts), by prefix text; a parse error is kept and thrown for every model. */
+  const sharedPrefix = (prefix: string, modelName: string): CompiledModule => {
     let m = prefixes.get(prefix);
     if (m === undefined) {
-      m = definitionsOnly(prefix) ? compileModule(prefix, modelName) : null;
+      try {
+        m = compileMacroFiles(prefix, modelName);
+      } catch (err) {
+        m = err as Error;
+      }
       prefixes.set(prefix, m);
     }
+    if (m instanceof Error) throw m;
     return m;
   };
 
   return {
     render(cacheKey, body, context, modelName = cacheKey, prefix = '') {
       const shared = prefix === '' ? undefined : sharedPrefix(prefix, modelName);
-      // A prefix that does more than define macros renders with the model as one template.
-      const source = shared === null ? prefix + body : body;
+      const source = body;
       let entry = cache.get(cacheKey);
       if (entry === undefined || entry.source !== source || entry.prefix !== prefix) {
-        entry = { source, prefix, shared: shared ?? undefined, parts: refOnlyParts(source) };
+        entry = { source, prefix, shared, parts: refOnlyParts(source) };
         cache.set(cacheKey, entry);
       }
       if (entry.parts !== undefined) {
@@ -152,24 +157,6 @@ type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown,
 
 function chainRoots(first: RootFn, then: RootFn): RootFn {
   return (env, context, frame, runtime, cb) => first(env, context, frame, runtime, (err) => (err ? cb(err) : then(env, context, frame, runtime, cb)));
-}
-
-/**
- * True when `prefix` parses to macro definitions and whitespace only — what
- * macro files hold. Anything else (text, a `set`, a syntax error) makes the
- * prefix part of each model's template, so its behaviour and errors are the
- * ones the concatenated text always had.
- */
-function definitionsOnly(prefix: string): boolean {
-  let root: NjNode;
-  try {
-    root = parseJinja(prefix);
-  } catch {
-    return false;
-  }
-  return (root.children as NjNode[]).every(
-    (n) => n.typename === 'Macro' || (n.typename === 'Output' && (n.children as NjNode[]).every((d) => d.typename === 'TemplateData' && String(d.value).trim() === '')),
-  );
 }
 
 function createEnvironment(filters: Readonly<Record<string, (value: unknown, ...args: unknown[]) => unknown>>): nunjucks.Environment {

@@ -39,6 +39,7 @@ export interface NjNodes {
   Pair: NjNodeClass;
   KeywordArgs: NjNodeClass;
   Macro: NjNodeClass;
+  Root: NjNodeClass;
 }
 
 /** The compile-time frame: maps template variable names to generated JS ids. */

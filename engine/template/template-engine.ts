@@ -18,11 +18,11 @@ export interface TemplateEngine {
    * messages and defaults to `cacheKey`. If `source` differs from the text
    * cached under `cacheKey`, it is compiled afresh and replaces the entry.
    *
-   * `prefix` (macro files) is template text that goes before `source`.
-   * When it only defines macros (and whitespace), it is compiled once for
-   * every model that shares it and its macros run in each model's context;
-   * its own output — whitespace — is left out (callers trim). Any other
-   * prefix is rendered as `prefix + source`, as one template.
+   * `prefix` (macro files) holds the macro files the template sees, joined;
+   * each file marked with `markMacroFile` (macro-files.ts) is parsed on its
+   * own, so a syntax error names that file and its line. Only the files'
+   * macros are used — text around them is never rendered, as in dbt — and
+   * they are compiled once for every template that shares the prefix.
    */
   render(cacheKey: string, source: string, context: Readonly<Record<string, unknown>>, modelName?: string, prefix?: string): string;
 }

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { EngineError } from '../../errors.js';
+import { markMacroFile } from '../../template/macro-files.js';
 import type { Logger } from '../../log.js';
 import { silentLogger } from './silent-logger.js';
 import type { DbtFile } from './dbt-files.js';
@@ -61,11 +62,11 @@ export function loadMacros(root: string, macros: readonly DbtFile[], testFiles: 
     if (files.models.length > 0) logger.log('warn', `${pkg.label}: the package's ${files.models.length} model(s) are not built (only its macros and generic tests are loaded)`);
     const texts = files.macros.map((f) => macroText(`${pkg.label}/${f.file}`, readFileSync(f.abs, 'utf8')));
     namespaces.set(pf.name, texts.flatMap(namesIn));
-    scopeText.set(pf.name, texts.join('\n'));
+    scopeText.set(pf.name, texts.map((t, i) => markMacroFile(`${pkg.label}/${files.macros[i]!.file}`, t)).join('\n'));
     scopeLabel.set(pf.name, pkg.label);
   }
   namespaces.set(BUILTIN_NS, namesIn(BUILTIN_MACROS));
-  scopeText.set(BUILTIN_NS, BUILTIN_MACROS);
+  scopeText.set(BUILTIN_NS, markMacroFile('(dbt built-in macros)', BUILTIN_MACROS));
   scopeLabel.set(BUILTIN_NS, "dbt's built-in macros");
   const parts: string[] = [];
   const projectMacros = new Set<string>();
@@ -74,7 +75,7 @@ export function loadMacros(root: string, macros: readonly DbtFile[], testFiles: 
     if (testFiles.includes(f) && !/\{%-?\s*test\s/.test(raw)) continue; // a singular test
     const text = macroText(f.file, raw);
     for (const n of namesIn(text)) projectMacros.add(n);
-    parts.push(text);
+    parts.push(markMacroFile(f.file, text));
   }
   return { prefix: parts.join('\n'), projectName: opts.projectName, projectMacros, namespaces, scopeText, scopeLabel, dispatch: opts.dispatch ?? new Map() };
 }

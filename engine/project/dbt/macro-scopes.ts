@@ -70,7 +70,8 @@ export class MacroScopes {
       },
     };
     try {
-      this.engine.render(`__dbt_scope:${ns}`, SCOPE_CAPTURE + text, ctx, this.macros.scopeLabel.get(ns) ?? ns);
+      // The package's files are the prefix (only their macros count); the body hands over the context they are defined in.
+      this.engine.render(`__dbt_scope:${ns}`, SCOPE_CAPTURE, ctx, this.macros.scopeLabel.get(ns) ?? ns, text);
     } catch (err) {
       throw new EngineError('compile', `macros of package '${ns}' could not be loaded`, err);
     }
