@@ -61,8 +61,8 @@ function dumps(value: unknown, indent: string | undefined, depth: string): strin
 function map(this: unknown, value: unknown, ...args: unknown[]): unknown[] {
   const items = toList(value);
   const { positional, kwargs } = callArgs(args);
-  if (typeof kwargs['attribute'] === 'string') {
-    const path = kwargs['attribute'].split('.');
+  if (typeof kwargs['attribute'] === 'string' || typeof kwargs['attribute'] === 'number') {
+    const path = String(kwargs['attribute']).split('.');
     return items.map((item) => {
       const got = path.reduce<unknown>((obj, key) => (obj === null || obj === undefined ? undefined : (obj as Record<string, unknown>)[key]), item);
       return got === undefined && 'default' in kwargs ? kwargs['default'] : got;
