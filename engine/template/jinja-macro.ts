@@ -81,6 +81,8 @@ export function compileMacroDefinition(c: MacroCompiler, node: NjNode, frame: Nj
     `var ${funcId} = jinja.makeMacro(${JSON.stringify(name)}, ${JSON.stringify(argNames)}, ${JSON.stringify(kwargNames)}, ${catchVarargs}, ${catchKwargs}, function (${realNames.join(', ')}) {`,
     'var callerFrame = frame;',
     `frame = ${keepFrame ? 'frame.push(true);' : 'new runtime.Frame();'}`,
+    // `return()` leaves a macro by throwing (jinja-runtime.ts): the frame is restored either way.
+    'try {',
     'if (Object.prototype.hasOwnProperty.call(kwargs, "caller")) { frame.set("caller", kwargs.caller); }',
   );
   for (const n of argNames) {
@@ -103,8 +105,8 @@ export function compileMacroDefinition(c: MacroCompiler, node: NjNode, frame: Nj
   }
   const bufferId = c._pushBuffer();
   c._withScopedSyntax(() => c.compile(body, inner));
-  c._emitLine(`frame = ${keepFrame ? 'frame.pop();' : 'callerFrame;'}`);
   c._emitLine(`return new runtime.SafeString(${bufferId});`);
+  c._emitLine('} finally { frame = callerFrame; }');
   c._emitLine('});');
   c._popBuffer();
   return funcId;

@@ -133,13 +133,15 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     load_relation: loadRelation,
     // dbt: the test's store_failures config, else the --store-failures flag (which we do not have).
     should_store_failures: () => testConfigOf('store_failures') === true,
-    run_query: (sql: unknown) => agateTable(env.query(String(sql)), env.logger),
+    // As dbt: while `execute` is false (a parse), statements and run_query do not reach the database.
+    run_query: (sql: unknown) => (ctx.execute === false ? null : agateTable(env.query(String(sql)), env.logger)),
     // {% call statement('name', fetch_result=True) %} sql {% endcall %}, then load_result('name').
     statement: (...args: unknown[]) => {
       const { positional, kwargs } = callArgs(args);
       const name = String(positional[0] ?? kwargs.name ?? 'main');
       const caller = kwargs.caller as (() => unknown) | undefined;
       const sql = caller ? String(caller()).trim() : '';
+      if (ctx.execute === false) return '';
       const t = env.query(sql);
       results.set(name, { table: agateTable(t, env.logger), data: t.rows, response: { code: 'OK', rows_affected: t.rows.length } });
       return '';

@@ -30,7 +30,7 @@ import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState, type R
 import { findDbtFiles } from './dbt-files.js';
 import { loadMacros } from './dbt-macros.js';
 import { loadDbtProjectFile } from './dbt-project-file.js';
-import { builtinTestSql, countSql, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
+import { builtinTestSql, countSql, TEST_CONFIG_KEYS, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
 import { freshnessSql } from './freshness.js';
 import { resolveProfile } from './profiles.js';
 import { SyncQuery } from './sync-query.js';
@@ -390,7 +390,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       if (whole === undefined) return v.includes('{{') ? render(`arg:${v}`, decl.file, v, e, state, { name: onName, isIncremental: false }) : v;
       let value: unknown;
       render(`argv:${whole}`, decl.file, `{{ __native(${whole}) }}`, e, state, { name: onName, isIncremental: false }, { __native: (x: unknown) => ((value = x), '') });
-      return value instanceof DbtRelation ? value.toString() : value;
+      return value; // a Relation stays one: test macros call its methods (dbt_utils.equality)
     };
     const nodeName = testNodeName(decl, onName); // named from the arguments as written, as dbt does
     decl = { ...decl, args: Object.fromEntries(Object.entries(decl.args).map(([k, v]) => [k, k === 'config' ? v : expr(v)])) };
@@ -409,7 +409,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       if (!(pkg === undefined ? macros.projectMacros.has(macro) || [...macros.namespaces.values()].some((n) => n.includes(macro)) : macros.namespaces.get(pkg)?.includes(macro))) {
         throw new EngineError('compile', `${decl.file}: test '${decl.test}' on '${onName}': no generic test named '${decl.test}' (define it with {% test ${testName}(model, column_name) %} in a macro or test folder, or install its package)`);
       }
-      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config'));
+      // Config keys written beside the arguments (`where:`, `error_if:` …) are config, not macro arguments, as in dbt.
+      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config' && !TEST_CONFIG_KEYS.has(k)));
       sql = render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, '{{ __dbt_invoke(__test_macro, __test_args, __test_pkg) }}', e, state, { name: onName, isIncremental: false, modelConfig: cfg.raw }, {
         __test_macro: macro,
         __test_pkg: pkg,
