@@ -40,3 +40,14 @@ test('a marked prefix splits back into its files', () => {
     { path: 'b%23c.sql', text: 'y' },
   ]);
 });
+
+test('an error raised inside a macro of a macro file names the macro, the file and its line', () => {
+  const prefix = markMacroFile('dbt_packages/pkg/macros/inner.sql', "{% macro outer() %}{{ inner() }}{% endmacro %}\n{% macro inner() %}\n  ok\n  {{ fail('boom') }}\n{% endmacro %}");
+  const fail = (m: string) => {
+    throw new Error(m);
+  };
+  assert.throws(
+    () => createNunjucksEngine().render('m', 'select {{ outer() }}', { fail }, 'm', prefix),
+    (err: unknown) => err instanceof EngineError && err.message === "could not compile template for model 'm': boom (in macro 'inner' at dbt_packages/pkg/macros/inner.sql:4:10)",
+  );
+});

@@ -2,6 +2,7 @@
  * Compiles Jinja source with nunjucks' parser and a Compiler subclass that
  * emits Jinja semantics where nunjucks emits plain JavaScript operators:
  *
+ *   `~`              → jinja.concat (Python's str() of each side)
  *   `+ * %`          → jinja.add/mul/mod (list concatenation, `'-' * 3`, `'%s' % x`)
  *   `==` / `!=`      → `===` / `!==` (JavaScript's `0 == ''` is true, Python's is not)
  *   `(a, b)`         → a list (nunjucks emits the JS comma operator, so `x in ('a', 'b')` tested `'b'` only)
@@ -131,6 +132,11 @@ function makeCompiler(): JinjaCompilerClass {
       this.call('add', [node.left, node.right], frame);
     }
 
+    /** `a ~ b`: both printed as `{{ }}` prints them (`none` is None), then joined. */
+    compileConcat(node: NjNode, frame: NjFrame): void {
+      this.call('concat', [node.left, node.right], frame);
+    }
+
     compileMul(node: NjNode, frame: NjFrame): void {
       this.call('mul', [node.left, node.right], frame);
     }
@@ -151,6 +157,12 @@ function makeCompiler(): JinjaCompilerClass {
     }
 
     compileCompare(node: NjNode, frame: NjFrame): void {
+      const ops = node.ops as NjNode[];
+      // `a == b` / `a != b` compare lists and dicts by value, as Python does (dbt_utils.equality compares column sets).
+      if (ops.length === 1 && (ops[0]!.type === '==' || ops[0]!.type === '!=')) {
+        if (ops[0]!.type === '!=') this._emit('!');
+        return this.call('eq', [node.expr, ops[0]!.expr as NjNode], frame);
+      }
       this.compile(node.expr, frame);
       for (const op of node.ops as NjNode[]) {
         this._emit(` ${COMPARE[op.type as string] ?? (op.type as string)} `);

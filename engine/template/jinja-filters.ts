@@ -2,9 +2,12 @@
  * Jinja filters nunjucks lacks. nunjucks already has the common ones (upper,
  * lower, trim, replace, join, default/d, length, first, last, list, sort,
  * int, float, round, select/reject(attr), sum, batch, groupby, title, …);
- * these fill the gaps dbt-style SQL templates use.
+ * these fill the gaps dbt-style SQL templates use (attribute-filters.ts:
+ * Jinja2's `attribute=`; type-filters.ts: dbt's `as_number` and co.).
  */
+import { attributeFilters, toList } from './attribute-filters.js';
 import { callArgs } from './call-args.js';
+import { typeFilters } from './type-filters.js';
 import { percentFormat } from './py-format.js';
 import { isPlainObject, Namespace } from './py-values.js';
 
@@ -57,24 +60,6 @@ function dumps(value: unknown, indent: string | undefined, depth: string): strin
   return `{${open}${body}${close}}`;
 }
 
-/** `xs|map(attribute='name')` or `xs|map('upper')`: a list of attributes or of a filter's results. */
-function map(this: unknown, value: unknown, ...args: unknown[]): unknown[] {
-  const items = toList(value);
-  const { positional, kwargs } = callArgs(args);
-  if (typeof kwargs['attribute'] === 'string' || typeof kwargs['attribute'] === 'number') {
-    const path = String(kwargs['attribute']).split('.');
-    return items.map((item) => {
-      const got = path.reduce<unknown>((obj, key) => (obj === null || obj === undefined ? undefined : (obj as Record<string, unknown>)[key]), item);
-      return got === undefined && 'default' in kwargs ? kwargs['default'] : got;
-    });
-  }
-  const [name, ...rest] = positional;
-  if (typeof name !== 'string') throw new TypeError('map() needs a filter name or attribute=');
-  const env = (this as { env: { getFilter(n: string): Filter } }).env;
-  const filter = env.getFilter(name);
-  return items.map((item) => filter.call(this, item, ...rest));
-}
-
 /** `xs|unique`: first occurrences, in order. */
 function unique(value: unknown): unknown[] {
   return [...new Set(toList(value))];
@@ -95,19 +80,10 @@ function max(value: unknown): unknown {
   return xs.length === 0 ? undefined : xs.reduce((a, b) => ((b as number) > (a as number) ? b : a));
 }
 
-function toList(value: unknown): unknown[] {
-  if (value === undefined || value === null) return [];
-  if (Array.isArray(value)) return value;
-  if (typeof value === 'string') return [...value];
-  if (isPlainObject(value)) return Object.keys(value);
-  if (typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') return [...(value as Iterable<unknown>)];
-  return [];
-}
-
 function count(value: unknown): number {
   if (value === undefined || value === null) return 0;
   if (typeof value === 'string' || Array.isArray(value)) return value.length;
   return toList(value).length;
 }
 
-export const jinjaFilters: Readonly<Record<string, Filter>> = { format, tojson, map, unique, items, min, max, count };
+export const jinjaFilters: Readonly<Record<string, Filter>> = { format, tojson, unique, items, min, max, count, ...attributeFilters, ...typeFilters };

@@ -43,6 +43,21 @@ export function makeMacro(name: string, argNames: readonly string[], kwargNames:
   };
 }
 
+/** Where in a macro file an error was raised: set on the error by the innermost macro it passed through. */
+const WHERE = Symbol('macro error position');
+
+export function macroError(err: unknown, name: string, file: string, lineno: number, colno: number): unknown {
+  if (typeof err === 'object' && err !== null && !(WHERE in err)) {
+    (err as Record<symbol, string>)[WHERE] = `in macro '${name}' at ${file}:${lineno + 1}:${colno + 1}`;
+  }
+  return err;
+}
+
+/** `in macro 'm' at <file>:<line>:<column>` when `err` was raised inside a macro of a macro file. */
+export function macroErrorAt(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null ? (err as Record<symbol, string | undefined>)[WHERE] : undefined;
+}
+
 /** The compiler members a macro definition needs. */
 interface MacroCompiler extends NjCompiler {
   _pushBuffer(): string;
@@ -104,8 +119,12 @@ export function compileMacroDefinition(c: MacroCompiler, node: NjNode, frame: Nj
     inner.set('kwargs', 'l__kwargs');
   }
   const bufferId = c._pushBuffer();
+  const file = typeof node.file === 'string' ? node.file : undefined;
+  if (file !== undefined) c._emitLine('try {');
   c._withScopedSyntax(() => c.compile(body, inner));
   c._emitLine(`return new runtime.SafeString(${bufferId});`);
+  // A macro from a macro file: an error inside it names the macro, its file and line (see macroErrorAt).
+  if (file !== undefined) c._emitLine(`} catch (e) { throw jinja.macroError(e, ${JSON.stringify(name)}, ${JSON.stringify(file)}, lineno, colno); }`);
   c._emitLine('} finally { frame = callerFrame; }');
   c._emitLine('});');
   c._popBuffer();

@@ -5,20 +5,24 @@
  * module, so other nunjucks users in the process keep stock behaviour.
  */
 import { callArgs } from './call-args.js';
-import { makeMacro } from './jinja-macro.js';
+import { macroError, makeMacro } from './jinja-macro.js';
 import { formatArgs, percentFormat } from './py-format.js';
 import { memberLookup } from './python-methods.js';
-import { isPlainObject, Namespace, pyStr, pyTruthy } from './py-values.js';
+import { isPlainObject, Namespace, pyPrint, pyTruthy } from './py-values.js';
 
 export interface JinjaRuntime {
   /** `a + b`: lists concatenate (JavaScript would join them into a string). */
   add(a: unknown, b: unknown): unknown;
+  /** `a ~ b`: the two printed as `{{ }}` prints them, joined. */
+  concat(a: unknown, b: unknown): string;
   /** `a * b`: a string or list times an integer repeats it. */
   mul(a: unknown, b: unknown): unknown;
   /** `a % b`: printf formatting when `a` is a string, else Python's floored modulo. */
   mod(a: unknown, b: unknown): unknown;
   /** Python truthiness for `if`, `not`, `and`, `or`: empty lists and dicts are false. */
   truthy(value: unknown): boolean;
+  /** `a == b`: lists and dicts equal by value, as in Python. */
+  eq(a: unknown, b: unknown): boolean;
   /** `obj.key` with Python methods (`append`, `items`, `upper`, …). */
   member(obj: unknown, key: unknown): unknown;
   /** `{% set ns.key = value %}`: only a namespace accepts attribute assignment (as in Jinja). */
@@ -28,13 +32,15 @@ export interface JinjaRuntime {
   /** The items a filtered loop (`for x in xs if cond`) walks: a list, or a mapping's `[key, value]` pairs. */
   loopItems(value: unknown, pairs: boolean): unknown[];
   /** `{{ value }}`: Python's str() of the value; undefined prints nothing (Jinja's Undefined). */
-  str(value: unknown): unknown;
+  str(value: unknown): string;
   /** `*xs` in a call: the positional arguments `xs` holds. */
   iterable(value: unknown): unknown[];
   /** `**kw` in a call: the keyword arguments mapping `kw` holds. */
   mapping(value: unknown): Record<string, unknown>;
   /** A macro with Jinja2's calling rules (jinja-macro.ts). */
   makeMacro: typeof makeMacro;
+  /** Marks an error raised inside a macro of a macro file with the macro, file and line. */
+  macroError: typeof macroError;
   /** Wraps a compiled macro: a `return(v)` during the call makes the call's value `v`. */
   returnable<F extends (...args: unknown[]) => unknown>(macro: F): F;
 }
@@ -61,6 +67,18 @@ export function macroReturn(value: unknown): string {
   throw new MacroReturned(slot);
 }
 
+/** Python's `==`: lists element by element, dicts key by key, numbers and booleans as numbers; anything else by identity. */
+export function pyEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && pyEqual(a[k], b[k]));
+  }
+  if (typeof a === 'boolean' || typeof b === 'boolean') return Number(a) === Number(b) && (typeof a === 'number' || typeof b === 'number' || typeof a === typeof b);
+  return false;
+}
+
 export const jinjaRuntime: JinjaRuntime = {
   add(a, b) {
     if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
@@ -69,6 +87,7 @@ export const jinjaRuntime: JinjaRuntime = {
     }
     return (a as number) + (b as number);
   },
+  concat: (a, b) => pyPrint(a) + pyPrint(b),
   mul(a, b) {
     if (typeof b === 'number' && (typeof a === 'string' || Array.isArray(a))) return repeat(a, b);
     if (typeof a === 'number' && (typeof b === 'string' || Array.isArray(b))) return repeat(b, a);
@@ -83,6 +102,7 @@ export const jinjaRuntime: JinjaRuntime = {
     return r !== 0 && r < 0 !== y < 0 ? r + y : r;
   },
   truthy: pyTruthy,
+  eq: pyEqual,
   member: memberLookup,
   setAttr(obj, key, value) {
     if (!(obj instanceof Namespace)) throw new TypeError('cannot assign attribute on non-namespace object');
@@ -101,14 +121,7 @@ export const jinjaRuntime: JinjaRuntime = {
     if (typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') return [...(value as Iterable<unknown>)];
     return [];
   },
-  str(value) {
-    if (value === undefined) return '';
-    if (typeof value === 'string' || typeof value === 'number') return value;
-    if (value === null || typeof value === 'boolean' || Array.isArray(value) || value instanceof Namespace) return pyStr(value);
-    // A mapping that prints itself (a relation made by the context) keeps its own text.
-    if (isPlainObject(value) && value.toString === Object.prototype.toString) return pyStr(value);
-    return value;
-  },
+  str: pyPrint,
   iterable(value) {
     if (typeof value === 'string' || Array.isArray(value)) return [...value];
     if (isPlainObject(value)) return Object.keys(value);
@@ -120,6 +133,7 @@ export const jinjaRuntime: JinjaRuntime = {
     throw new TypeError(`argument after ** must be a mapping, not ${typeName(value)}`);
   },
   makeMacro,
+  macroError,
   returnable(macro) {
     const wrapped = function (this: unknown, ...args: unknown[]) {
       const mine = { set: false, value: undefined as unknown };

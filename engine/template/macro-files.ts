@@ -53,7 +53,12 @@ export function compileMacroFiles(prefix: string, modelName: string): CompiledMo
     } catch (err) {
       throw parseError(file.path, modelName, err);
     }
-    for (const node of root.children as NjNode[]) if (node.typename === 'Macro') macros.push(node);
+    for (const node of root.children as NjNode[]) {
+      if (node.typename !== 'Macro') continue;
+      // Read by jinja-macro.ts: a render error inside the macro names this file.
+      if (file.path !== undefined) node.file = file.path;
+      macros.push(node);
+    }
   }
   try {
     return compileAst(new nodes.Root(0, 0, macros), modelName);

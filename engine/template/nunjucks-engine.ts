@@ -19,7 +19,9 @@ import type nunjucks from 'nunjucks';
 import { EngineError } from '../errors.js';
 import { compileJinja, type CompiledModule } from './jinja-compiler.js';
 import { jinjaFilters } from './jinja-filters.js';
+import { jinjaTests } from './jinja-tests.js';
 import { dictGlobal, namespaceGlobal } from './jinja-runtime.js';
+import { macroErrorAt } from './jinja-macro.js';
 import { compileMacroFiles } from './macro-files.js';
 import { nunjucksInternals, type NjTemplateError } from './nunjucks-internals.js';
 import type { TemplateEngine } from './template-engine.js';
@@ -83,8 +85,7 @@ function renderParts(parts: readonly Part[], context: Readonly<Record<string, un
 }
 
 /** Creates an engine with its own nunjucks Environment (made on the first render that needs it) and template cache. */
-/** `filters`: more filters for this engine's templates (dbt's `as_number`, …). */
-export function createNunjucksEngine(filters: Readonly<Record<string, (value: unknown, ...args: unknown[]) => unknown>> = {}): TemplateEngine {
+export function createNunjucksEngine(): TemplateEngine {
   let env: nunjucks.Environment | undefined;
   const cache = new Map<string, CacheEntry>();
 
@@ -106,7 +107,7 @@ export function createNunjucksEngine(filters: Readonly<Record<string, (value: un
     const code = shared === undefined ? body : { ...body, root: chainRoots(shared.root as RootFn, body.root as RootFn) };
     // nunjucks accepts precompiled code as `{ type: 'code', obj }`; the typings only know strings.
     const src = { type: 'code', obj: code } as unknown as string;
-    env ??= createEnvironment(filters);
+    env ??= createEnvironment();
     return new (nunjucksInternals().lib.Template)(src, env, modelName, true);
   };
 
@@ -159,7 +160,7 @@ function chainRoots(first: RootFn, then: RootFn): RootFn {
   return (env, context, frame, runtime, cb) => first(env, context, frame, runtime, (err) => (err ? cb(err) : then(env, context, frame, runtime, cb)));
 }
 
-function createEnvironment(filters: Readonly<Record<string, (value: unknown, ...args: unknown[]) => unknown>>): nunjucks.Environment {
+function createEnvironment(): nunjucks.Environment {
   // `dev: true` keeps the thrown error as the TemplateError's `cause` (otherwise
   // nunjucks re-creates a bare Error from the message and the EngineError is lost).
   const env = new (nunjucksInternals().lib.Environment)([], {
@@ -174,7 +175,9 @@ function createEnvironment(filters: Readonly<Record<string, (value: unknown, ...
   env.addGlobal('True', true);
   env.addGlobal('False', false);
   env.addGlobal('None', null);
-  for (const [name, filter] of Object.entries({ ...jinjaFilters, ...filters })) env.addFilter(name, filter);
+  for (const [name, filter] of Object.entries(jinjaFilters)) env.addFilter(name, filter);
+  // addTest is public nunjucks API the typings omit.
+  for (const [name, t] of Object.entries(jinjaTests)) (env as unknown as { addTest(n: string, f: unknown): void }).addTest(name, t);
   return env;
 }
 
@@ -199,10 +202,11 @@ function renderError(modelName: string, err: unknown): EngineError {
   while (inner instanceof Error && inner.name === 'Template render error' && (inner as NjTemplateError).cause instanceof Error) {
     inner = (inner as NjTemplateError).cause;
   }
-  if (inner instanceof EngineError) return new EngineError('compile', prefix, inner);
+  const inMacro = macroErrorAt(inner);
+  if (inner instanceof EngineError) return new EngineError('compile', inMacro === undefined ? prefix : `${prefix} (${inMacro})`, inner);
   const outer = err as NjTemplateError;
   const message = (inner instanceof Error ? inner.message : String(inner)).replace(/^\([^)\n]*\)(?: \[Line \d+(?:, Column \d+)?\])?\n\s*/, '');
-  const where = typeof outer.lineno === 'number' ? position(outer.lineno + 1, (outer.colno ?? 0) + 1) : '';
+  const where = inMacro !== undefined ? ` (${inMacro})` : typeof outer.lineno === 'number' ? position(outer.lineno + 1, (outer.colno ?? 0) + 1) : '';
   return new EngineError('compile', `${prefix}: ${message}${where}`);
 }
 

@@ -28,6 +28,20 @@ export function pyStr(value: unknown): string {
   return pyRepr(value);
 }
 
+/**
+ * What `{{ value }}` prints: Python's str(), except that undefined prints
+ * nothing (Jinja's Undefined) and an object with its own toString (a relation
+ * made by the context, a macro's output) prints that text.
+ */
+export function pyPrint(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return pyRepr(value);
+  if (value === null || typeof value === 'boolean' || Array.isArray(value) || value instanceof Namespace) return pyRepr(value);
+  if (isPlainObject(value) && value.toString === Object.prototype.toString) return pyRepr(value);
+  return String(value);
+}
+
 /** Python `repr()` for the value kinds a template can hold. */
 export function pyRepr(value: unknown): string {
   if (value === null || value === undefined) return 'None';

@@ -6,6 +6,7 @@
  * `memberLookup` replaces nunjucks' `runtime.memberLookup` in templates we
  * compile; values of other kinds fall back to nunjucks' behaviour.
  */
+import { pyCompare } from './py-compare.js';
 import { isPlainObject, pyStr } from './py-values.js';
 
 type Method = (self: any, ...args: any[]) => unknown;
@@ -32,6 +33,12 @@ const LIST_METHODS: Record<string, Method> = {
   },
   count: (self: unknown[], x: unknown) => self.filter((y) => y === x).length,
   copy: (self: unknown[]) => [...self],
+  sort: (self: unknown[], opts?: Record<string, unknown>) => {
+    self.sort(pyCompare);
+    if (opts !== undefined && opts['reverse'] === true) self.reverse();
+  },
+  reverse: (self: unknown[]) => void self.reverse(),
+  clear: (self: unknown[]) => void self.splice(0),
 };
 
 const DICT_METHODS: Record<string, Method> = {
@@ -71,7 +78,43 @@ const STRING_METHODS: Record<string, Method> = {
   format: (s: string, ...args: unknown[]) => strFormat(s, args),
   title: (s: string) => s.toLowerCase().replace(/(^|[^A-Za-z])([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()),
   capitalize: (s: string) => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase(),
-  find: (s: string, sub: string) => s.indexOf(sub),
+  find: (s: string, sub: string, start?: number) => s.indexOf(sub, start ?? 0),
+  rfind: (s: string, sub: string) => s.lastIndexOf(sub),
+  index: (s: string, sub: string) => {
+    const at = s.indexOf(sub);
+    if (at === -1) throw new Error('ValueError: substring not found');
+    return at;
+  },
+  rsplit: (s: string, sep?: string | null, max = -1) => rsplit(s, sep ?? undefined, max),
+  splitlines: (s: string) => s.split(/\r\n|\r|\n/).filter((p, i, all) => i < all.length - 1 || p !== ''),
+  partition: (s: string, sep: string) => {
+    const at = s.indexOf(sep);
+    return at === -1 ? [s, '', ''] : [s.slice(0, at), sep, s.slice(at + sep.length)];
+  },
+  rpartition: (s: string, sep: string) => {
+    const at = s.lastIndexOf(sep);
+    return at === -1 ? ['', '', s] : [s.slice(0, at), sep, s.slice(at + sep.length)];
+  },
+  zfill: (s: string, width: number) => {
+    const sign = s.startsWith('-') || s.startsWith('+') ? s[0]! : '';
+    return sign + s.slice(sign.length).padStart(width - sign.length, '0');
+  },
+  center: (s: string, width: number, fill = ' ') => {
+    const total = Math.max(width - s.length, 0);
+    const left = Math.floor(total / 2) + (total % 2 === 1 && width % 2 === 1 ? 1 : 0);
+    return fill.repeat(left) + s + fill.repeat(total - left);
+  },
+  ljust: (s: string, width: number, fill = ' ') => s.padEnd(width, fill),
+  rjust: (s: string, width: number, fill = ' ') => s.padStart(width, fill),
+  swapcase: (s: string) => [...s].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join(''),
+  casefold: (s: string) => s.toLowerCase(),
+  removeprefix: (s: string, p: string) => (p !== '' && s.startsWith(p) ? s.slice(p.length) : s),
+  removesuffix: (s: string, p: string) => (p !== '' && s.endsWith(p) ? s.slice(0, -p.length) : s),
+  isalnum: (s: string) => /^[A-Za-z0-9]+$/.test(s),
+  isspace: (s: string) => /^\s+$/.test(s),
+  isnumeric: (s: string) => /^\d+$/.test(s),
+  isdecimal: (s: string) => /^\d+$/.test(s),
+  istitle: (s: string) => /[A-Za-z]/.test(s) && s === s.toLowerCase().replace(/(^|[^A-Za-z])([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase()),
   count: (s: string, sub: string) => (sub === '' ? s.length + 1 : s.split(sub).length - 1),
   isdigit: (s: string) => /^\d+$/.test(s),
   isalpha: (s: string) => /^[A-Za-z]+$/.test(s),
@@ -112,6 +155,19 @@ function stripChars(s: string, chars: string | undefined, left: boolean, right: 
   while (left && start < end && isStrip(s[start] as string)) start++;
   while (right && end > start && isStrip(s[end - 1] as string)) end--;
   return s.slice(start, end);
+}
+
+/** Python `str.rsplit`: `split` counted from the right. */
+function rsplit(s: string, sep: string | undefined, max: number): string[] {
+  if (max < 0 || sep === undefined) {
+    if (max < 0) return split(s, sep, max);
+    const parts = s.trim().split(/\s+/).filter((p) => p !== '');
+    if (parts.length <= max + 1) return parts;
+    return [parts.slice(0, parts.length - max).join(' '), ...parts.slice(parts.length - max)];
+  }
+  if (sep === '') throw new Error('ValueError: empty separator');
+  const parts = s.split(sep);
+  return parts.length <= max + 1 ? parts : [parts.slice(0, parts.length - max).join(sep), ...parts.slice(parts.length - max)];
 }
 
 /** Python `str.split`: no separator splits on runs of whitespace and drops empty ends. */

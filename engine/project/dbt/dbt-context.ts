@@ -10,6 +10,7 @@ import { EngineError } from '../../errors.js';
 import { dbtEnvVar } from './dbt-env.js';
 import type { Logger } from '../../log.js';
 import { callArgs } from '../../template/call-args.js';
+import { pyCompare } from '../../template/py-compare.js';
 import { macroReturn } from '../../template/jinja-runtime.js';
 import { pyModules, runStartedAt } from './py-modules.js';
 import type { QueryTable } from './sync-query.js';
@@ -63,6 +64,15 @@ export interface RenderSubject {
 }
 
 const fail = (file: string, msg: string) => new EngineError('compile', `${file}: ${msg}`);
+
+function pySet(xs: unknown): unknown[] {
+  const items = [...new Set(Array.isArray(xs) ? xs : xs === null || xs === undefined ? [] : typeof xs === 'string' ? [...xs] : Object.keys(xs as object))];
+  try {
+    return items.sort(pyCompare);
+  } catch {
+    return items; // values Python cannot order either: insertion order
+  }
+}
 
 export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderState): Record<string, unknown> {
   const { file } = subject;
@@ -177,7 +187,8 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     tojson: (v: unknown) => JSON.stringify(v),
     fromjson: (s: unknown) => JSON.parse(String(s)),
     zip: (...xs: unknown[][]) => (xs[0] ?? []).map((_, i) => xs.map((x) => x[i])),
-    set: (xs: unknown[]) => [...new Set(xs ?? [])],
+    // Python's set: unique values; kept sorted so two sets of the same values compare equal with `==`.
+    set: (xs: unknown) => pySet(xs),
     __dbt_invoke: (name: string, kwargs: Record<string, unknown>, pkg?: string) => {
       const m = pkg !== undefined ? state.scopes?.find(pkg, name) : (state.scopes?.findAnywhere(name) ?? lookupMacro(name));
       if (typeof m !== 'function') throw fail(file, `test macro '${name}' not found`);

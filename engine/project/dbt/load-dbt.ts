@@ -23,7 +23,6 @@ import { emptyConfig } from '../config.js';
 import type { NodeName } from '../naming.js';
 import type { ModelSource, Project, SeedSource } from '../load.js';
 import { mergeConfig, treeConfig } from './config-tree.js';
-import { dbtFilters } from './dbt-filters.js';
 import { withScopes } from './macro-scopes.js';
 import { cteRelation } from './relation.js';
 import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState, type Resolved } from './dbt-context.js';
@@ -82,7 +81,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   const props = emptyProperties();
   for (const f of files.properties) readProperties(props, f.abs, f.file, logger);
   const macros = loadMacros(root, files.macros, files.tests, logger, { projectName: pf.name, dispatch: pf.dispatch });
-  const engine = createNunjucksEngine(dbtFilters);
+  const engine = createNunjucksEngine();
 
   for (const s of props.sources) {
     if (s.freshness && (s.freshness.warn_after || s.freshness.error_after)) {

@@ -14,7 +14,6 @@ import { lookupVar } from '../../home-env.js';
 import { dbtEnvVar } from './dbt-env.js';
 import { createNunjucksEngine } from '../../template/nunjucks-engine.js';
 import { callArgs } from '../../template/call-args.js';
-import { dbtFilters } from './dbt-filters.js';
 import { pyModules } from './py-modules.js';
 import { yamlErrorDetail } from '../yaml-error.js';
 
@@ -67,7 +66,7 @@ function renderProfiles(file: string, text: string, stepEnv?: Readonly<Record<st
     if (positional.length >= 2) return positional[1];
     return `__unset_var_${String(positional[0] ?? '')}__`;
   };
-  return createNunjucksEngine(dbtFilters).render(file, text, { env_var, var: v, modules: pyModules(new Date()) }, 'profiles.yml');
+  return createNunjucksEngine().render(file, text, { env_var, var: v, modules: pyModules(new Date()) }, 'profiles.yml');
 }
 
 const str = (v: unknown) => (v === undefined || v === null ? undefined : String(v));

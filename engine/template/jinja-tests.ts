@@ -1,0 +1,23 @@
+/**
+ * `is` tests nunjucks lacks or reads differently from Jinja2: `none`,
+ * `boolean`, `integer`, `float`, `true`, `false`, `sequence`, and
+ * `iterable` / `mapping` that accept dicts and never fail on none.
+ */
+import { isPlainObject, Namespace } from './py-values.js';
+
+type Test = (value: unknown, ...args: unknown[]) => boolean;
+
+const isMapping = (v: unknown): boolean => isPlainObject(v) || v instanceof Namespace || v instanceof Map;
+
+export const jinjaTests: Readonly<Record<string, Test>> = {
+  none: (v) => v === null,
+  boolean: (v) => typeof v === 'boolean',
+  integer: (v) => typeof v === 'number' && Number.isInteger(v),
+  float: (v) => typeof v === 'number' && !Number.isInteger(v),
+  true: (v) => v === true,
+  false: (v) => v === false,
+  mapping: isMapping,
+  iterable: (v) => v !== null && v !== undefined && (typeof v === 'string' || isMapping(v) || typeof (v as Iterable<unknown>)[Symbol.iterator] === 'function'),
+  sequence: (v) => typeof v === 'string' || Array.isArray(v) || isMapping(v),
+  string: (v) => typeof v === 'string',
+};
