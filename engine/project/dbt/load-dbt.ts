@@ -417,7 +417,10 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
         __test_args: { model: cfg.where === undefined ? relation : model, ...(column !== undefined ? { column_name: column } : {}), ...args },
       });
     }
-    addTest(nodeName, decl.file, sql, cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
+    // A test macro's own config() (dbt_utils sets fail_calc so) is the default under the properties file's config.
+    const own = (k: string) => (cfg.raw[k] === undefined && state.config[k] !== undefined ? String(state.config[k]) : undefined);
+    const merged = { ...cfg, failCalc: own('fail_calc') ?? cfg.failCalc, warnIf: own('warn_if') ?? cfg.warnIf, errorIf: own('error_if') ?? cfg.errorIf };
+    addTest(nodeName, decl.file, sql, merged, nodeDeps(state.deps, self), on, nodeName, attachedTo);
   };
   for (const m of enabled) {
     if (isEphemeral(lower(m.name)) && (m.props?.tests.length ?? 0) > 0) {

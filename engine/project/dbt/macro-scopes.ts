@@ -57,15 +57,15 @@ export class MacroScopes {
     let s = this.scopes.get(ns);
     if (s !== undefined) return s;
     const text = this.macros.scopeText.get(ns) ?? '';
-    let captured: Lookup | undefined;
+    const captured: { context?: Lookup } = {};
     // The project's macros are global in dbt: a package's macro may call them by name.
     const project: Record<string, Fn> = {};
     for (const n of this.macros.projectMacros) project[n] = (...a: unknown[]) => (this.root()?.lookup(n) as Fn)(...a);
     const ctx = {
       ...this.ctx,
       ...project,
-      __dbt_scope_capture(this: Lookup) {
-        captured = this;
+      __dbt_scope_capture: function (this: Lookup) {
+        captured.context = this;
         return '';
       },
     };
@@ -75,7 +75,7 @@ export class MacroScopes {
     } catch (err) {
       throw new EngineError('compile', `macros of package '${ns}' could not be loaded`, err);
     }
-    s = captured ?? { lookup: () => undefined };
+    s = captured.context ?? { lookup: () => undefined };
     this.scopes.set(ns, s);
     return s;
   }

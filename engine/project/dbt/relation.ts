@@ -31,6 +31,10 @@ export class DbtRelation {
     private readonly quotePolicy: Partial<Policy> = {},
   ) {}
 
+  /** `relation is mapping` holds, as for dbt's Relation (a Mapping). */
+  get [Symbol.for('jinja.mapping')](): boolean {
+    return true;
+  }
   get name(): string {
     return this.identifier;
   }
