@@ -94,6 +94,12 @@ export function scopeEntries(scopes: MacroScopes): Record<string, unknown> {
     for (const n of names) obj[n] = (...a: unknown[]) => call(scopes, ns, n, a);
     out[ns] = obj;
   }
+  // The project's own name is a namespace too (`my_project.my_macro()`).
+  if (scopes.macros.projectName !== '' && !scopes.macros.namespaces.has(scopes.macros.projectName)) {
+    const own: Record<string, Fn> = {};
+    for (const n of scopes.macros.projectMacros) own[n] = (...a: unknown[]) => call(scopes, scopes.macros.projectName, n, a);
+    out[scopes.macros.projectName] = own;
+  }
   for (const n of scopes.macros.namespaces.get(BUILTIN_NS) ?? []) {
     if (!scopes.macros.projectMacros.has(n) && !n.includes('__')) out[n] = (...a: unknown[]) => call(scopes, BUILTIN_NS, n, a);
   }
