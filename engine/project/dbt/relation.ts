@@ -80,6 +80,11 @@ export class DbtRelation {
     const type = kwargs.type === undefined ? this.type : (kwargs.type as RelationType);
     return new DbtRelation(part('database', this.database), part('schema', this.schema) ?? '', part('identifier', this.identifier) ?? '', type, this.includePolicy, this.quotePolicy);
   }
+  /** `relation.information_schema('columns')`: the catalog view of the relation's database. */
+  information_schema(view?: unknown): string {
+    const db = this.database ? `${quoteIfNeeded(this.database)}.` : '';
+    return view === undefined || view === null ? `${db}information_schema` : `${db}information_schema.${String(view)}`;
+  }
   render(): string {
     if (this.type === 'cte') return this.identifier;
     const parts: string[] = [];
