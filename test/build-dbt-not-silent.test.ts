@@ -37,13 +37,14 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
     warns(dbt({}, 'models:\n  p:\n    +contract:\n      enforced: true\n'), "models/a.sql: config 'contract' is not supported by service build and has no effect"));
   test('a file nothing reads in a model folder warns', () => warns(dbt({ 'models/notes.txt': 'hello\n' }), 'models/notes.txt: not used (model folders hold .sql models, .yml properties and .md docs)'));
   test('a package in packages.yml that is not installed is an error', () =>
-    fails(dbt({ 'packages.yml': 'packages:\n  - package: dbt-labs/dbt_utils\n    version: 1.1.1\n' }), /package 'dbt-labs\/dbt_utils' is listed in packages\.yml but not installed under dbt_packages\//));
+    fails(dbt({ 'packages.yml': 'packages:\n  - package: dbt-labs/dbt_utils\n    version: 1.1.1\n' }), /packages\.yml: package 'dbt-labs\/dbt_utils' is not installed under dbt_packages\/ \(looked for a package named 'dbt_utils'\); run `dbt deps`/));
   test('on-run-start hooks warn', () => warns(dbt({}, "on-run-start: ['select 1']\n"), 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run'));
-  test('an unknown dbt_project.yml key warns', () => warns(dbt({}, 'dispatch:\n  - macro_namespace: x\n'), "dbt_project.yml: key 'dispatch' is not supported and has no effect"));
+  test('an unknown dbt_project.yml key warns', () => warns(dbt({}, 'semantic-layer: 1\n'), "dbt_project.yml: key 'semantic-layer' is not supported and has no effect"));
+  test('a dispatch: entry without search_order is an error', () => fails(dbt({}, 'dispatch:\n  - macro_namespace: x\n'), /dbt_project\.yml: dispatch\[0\] needs macro_namespace \(a name\) and search_order/));
   test('store_failures on a test warns', () =>
     warns(
       dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: a\n    columns:\n      - name: id\n        tests:\n          - unique:\n              config:\n                store_failures: true\n' }),
-      "models/schema.yml: test 'unique' on 'a': test config 'store_failures' is not supported: failing rows are counted, not stored",
+      "models/schema.yml: test 'unique' on 'a': test config 'store_failures': failing rows are counted, not stored in a table",
     ));
   test('an undefined generic test is an error', () =>
     fails(dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: a\n    columns:\n      - name: id\n        tests: [is_even]\n' }), /models\/schema\.yml: test 'is_even' on 'a': no generic test named 'is_even'/));

@@ -18,7 +18,10 @@ import { importNear } from '../../lazy-import.js';
 import type { Logger } from '../../log.js';
 import type { TemplateEngine } from '../../template/template-engine.js';
 import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState } from './dbt-context.js';
+import { cteRelation } from './relation.js';
 import { countSql } from './dbt-tests.js';
+import type { MacroSet } from './dbt-macros.js';
+import { withScopes } from './macro-scopes.js';
 import type { QueryTable } from './query-session.js';
 
 /** A relation as plain data (it crosses to a worker thread). */
@@ -33,9 +36,8 @@ export interface DbtLiveRecipe {
   readonly name: string;
   readonly file: string;
   readonly body: string;
-  /** The project's macro files, compiled once per template engine. */
-  readonly prefix: string;
-  readonly namespaces: readonly (readonly [string, readonly string[]])[];
+  /** The project's and its packages' macros (Maps and Sets survive the structured clone). */
+  readonly macros: MacroSet;
   /** lower(name) → relation, or the CTE name of an ephemeral model. */
   readonly refs: Readonly<Record<string, RelationParts | string>>;
   /** lower(`source.table`) → relation. */
@@ -105,6 +107,7 @@ const relationOf = (p: RelationParts) => new DbtRelation(p.database, p.schema, p
 
 /** Relations inside a recipe's values, as plain data (a class instance loses its methods crossing threads). */
 export function packValue(v: unknown): unknown {
+  if (v instanceof DbtRelation && v.type === 'cte') return { __dbt_cte: v.identifier.slice('__dbt__cte__'.length) };
   if (v instanceof DbtRelation) return { __dbt_relation: { ...(v.database !== undefined ? { database: v.database } : {}), schema: v.schema, identifier: v.identifier } };
   if (Array.isArray(v)) return v.map(packValue);
   if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, packValue(x)]));
@@ -116,6 +119,8 @@ function unpackValue(v: unknown): unknown {
   if (v !== null && typeof v === 'object') {
     const rel = (v as { __dbt_relation?: RelationParts }).__dbt_relation;
     if (rel !== undefined) return relationOf(rel);
+    const cte = (v as { __dbt_cte?: string }).__dbt_cte;
+    if (cte !== undefined) return cteRelation(cte);
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unpackValue(x)]));
   }
   return v;
@@ -145,7 +150,7 @@ function liveEnv(r: DbtLiveRecipe, logger: Logger, query: (sql: string) => Query
     ref: (name, _pkg, from) => {
       const v = r.refs[name.toLowerCase()];
       if (v === undefined) throw new EngineError('compile', `${from}: ref('${name}') not found`);
-      return { key: name.toLowerCase(), value: typeof v === 'string' ? v : relationOf(v) };
+      return { key: name.toLowerCase(), value: typeof v === 'string' ? cteRelation(v.slice('__dbt__cte__'.length)) : relationOf(v) };
     },
     source: (src, table, from) => {
       const v = r.sources[`${src}.${table}`.toLowerCase()];
@@ -167,12 +172,10 @@ function liveEnv(r: DbtLiveRecipe, logger: Logger, query: (sql: string) => Query
 
 function renderOnce(engine: TemplateEngine, r: DbtLiveRecipe, env: DbtEnv, isIncremental: boolean): string {
   const state: RenderState = { deps: new Set(), config: {} };
-  const namespaces = Object.fromEntries(
-    r.namespaces.map(([ns, names]) => [ns, Object.fromEntries(names.map((n) => [n, (...a: unknown[]) => (state.nj?.lookup(n) as (...x: unknown[]) => unknown)(...a)]))]),
-  );
   const subject = { name: r.name, file: r.file, ...(r.this ? { this: relationOf(r.this) } : {}), isIncremental, modelConfig: r.modelConfig };
-  const ctx = { ...dbtContext(env, subject, state), ...namespaces, ...(r.extra ? (unpackValue(r.extra) as Record<string, unknown>) : {}) };
-  const sql = injectCtes(r.ctes, engine.render(`live:${r.file}:${r.name}`, CAPTURE + r.body, ctx, r.file, r.prefix).trim().replace(/;\s*$/, ''));
+  const ctx = dbtContext(env, subject, state);
+  Object.assign(ctx, withScopes(engine, r.macros, state, ctx), r.extra ? (unpackValue(r.extra) as Record<string, unknown>) : {});
+  const sql = injectCtes(r.ctes, engine.render(`live:${r.file}:${r.name}`, CAPTURE + r.body, ctx, r.file, r.macros.prefix).trim().replace(/;\s*$/, ''));
   return r.countWith !== undefined ? countSql(sql, r.countWith) : sql;
 }
 

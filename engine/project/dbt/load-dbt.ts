@@ -23,11 +23,13 @@ import { emptyConfig } from '../config.js';
 import type { NodeName } from '../naming.js';
 import type { ModelSource, Project, SeedSource } from '../load.js';
 import { mergeConfig, treeConfig } from './config-tree.js';
+import { withScopes } from './macro-scopes.js';
+import { cteRelation } from './relation.js';
 import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState, type Resolved } from './dbt-context.js';
 import { findDbtFiles } from './dbt-files.js';
 import { loadMacros } from './dbt-macros.js';
 import { loadDbtProjectFile } from './dbt-project-file.js';
-import { builtinTestSql, countSql, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
+import { builtinTestSql, countSql, TEST_CONFIG_KEYS, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
 import { freshnessSql } from './freshness.js';
 import { resolveProfile } from './profiles.js';
 import { SyncQuery } from './sync-query.js';
@@ -83,7 +85,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   if (pf.onRunStart.length + pf.onRunEnd.length > 0) logger.log('warn', 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run');
   const props = emptyProperties();
   for (const f of files.properties) readProperties(props, f.abs, f.file, logger);
-  const macros = loadMacros(root, files.macros, files.tests, logger);
+  const macros = loadMacros(root, files.macros, files.tests, logger, { projectName: pf.name, dispatch: pf.dispatch });
 
   for (const s of props.sources) {
     if (s.freshness && (s.freshness.warn_after || s.freshness.error_after)) {
@@ -130,7 +132,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   // --- naming (dbt's generate_schema_name / generate_alias_name, or a project's override) ---
   const macroCall = (macro: string, args: Record<string, unknown>): string => {
     const state: RenderState = { deps: new Set(), config: {} };
-    const ctx = { ...dbtContext(env(placeholderRef), { name: macro, file: 'macros', isIncremental: false }, state), __args: args };
+    const ctx = dbtContext(env(placeholderRef), { name: macro, file: 'macros', isIncremental: false }, state);
+    Object.assign(ctx, withScopes(engine, macros, state, ctx), { __args: args });
     return engine.render(`__naming_${macro}`, `${CAPTURE}{{ ${macro}(__args.custom, __args.node) }}`, ctx, macro, macros.prefix).trim();
   };
   const schemaFor = (custom: unknown, node: Record<string, unknown>): string => {
@@ -179,13 +182,6 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   let queries: SyncQuery | undefined;
   const gate = new ParseGate(logger);
   closers.push(() => queries?.close());
-  const namespaceObjects = (state: RenderState) =>
-    Object.fromEntries(
-      [...macros.namespaces].map(([ns, names]) => [
-        ns,
-        Object.fromEntries(names.map((n) => [n, (...a: unknown[]) => (state.nj?.lookup(n) as (...x: unknown[]) => unknown)(...a)])),
-      ]),
-    );
   const refMiss = (name: string, from: string): never => {
     const hint = suggestions(name, [...models.map((m) => ({ name: m.name, file: m.f.file })), ...seedEntries.map((s) => ({ name: s.name, file: s.f.file }))]);
     throw new EngineError('compile', `${from}: ref('${name}') not found.${hint}`);
@@ -199,7 +195,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const m = byName.get(lower(name));
     if (m) {
       if (m.config.enabled === false) throw new EngineError('compile', `${from}: ref('${name}') points at a disabled model`);
-      if (m.config.materialized === 'ephemeral') return { key: lower(name), value: `__dbt__cte__${m.name}` };
+      if (m.config.materialized === 'ephemeral') return { key: lower(name), value: cteRelation(m.name) };
       return { key: lower(name), value: m.relation! };
     }
     const s = seedNames.get(lower(name));
@@ -234,7 +230,10 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     };
   }
   const render = (cacheKey: string, file: string, body: string, e: DbtEnv, state: RenderState, subject: { name: string; this?: DbtRelation; isIncremental: boolean; modelConfig?: Record<string, unknown> }, extra: Record<string, unknown> = {}): string => {
-    const ctx = { ...dbtContext(e, { ...subject, file }, state), ...namespaceObjects(state), ...extra };
+    const ctx = dbtContext(e, { ...subject, file }, state);
+    // `execute: false` (a parse) must be in the context the package scopes inherit.
+    if ('execute' in extra) ctx.execute = extra.execute;
+    Object.assign(ctx, withScopes(engine, macros, state, ctx), extra);
     return engine.render(cacheKey, CAPTURE + body, ctx, file, macros.prefix).trim();
   };
 
@@ -339,8 +338,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   };
 
   const liveRecipeOf = liveRecipes(() => ({
-    prefix: macros.prefix,
-    namespaces: [...macros.namespaces],
+    macros,
     refs: Object.fromEntries([
       ...enabled.map((e) => [lower(e.name), isEphemeral(lower(e.name)) ? `__dbt__cte__${e.name}` : relationParts(e.relation!)] as const),
       ...seeds.map((s) => [lower(s.name), relationParts(finalRef(s.name, undefined, s.f.file).value as DbtRelation)] as const),
@@ -429,7 +427,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       if (whole === undefined) return v.includes('{{') ? render(`arg:${v}`, decl.file, v, e, state, { name: onName, isIncremental: false }) : v;
       let value: unknown;
       render(`argv:${whole}`, decl.file, `{{ __native(${whole}) }}`, e, state, { name: onName, isIncremental: false }, { __native: (x: unknown) => ((value = x), '') });
-      return value instanceof DbtRelation ? value.toString() : value;
+      return value; // a Relation stays one: test macros call its methods (dbt_utils.equality)
     };
     const nodeName = testNodeName(decl, onName); // named from the arguments as written, as dbt does
     decl = { ...decl, args: Object.fromEntries(Object.entries(decl.args).map(([k, v]) => [k, k === 'config' ? v : expr(v)])) };
@@ -438,6 +436,11 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const testName = decl.test.split('.').pop()!;
     let sql: string | undefined;
     let live: ((name: string) => DbtLiveRecipe) | undefined;
+    // A test macro's own config() (dbt_utils sets fail_calc so) is the default under the properties file's config.
+    const ownConfig = () => {
+      const own = (k: string) => (cfg.raw[k] === undefined && state.config[k] !== undefined ? String(state.config[k]) : undefined);
+      return { ...cfg, failCalc: own('fail_calc') ?? cfg.failCalc, warnIf: own('warn_if') ?? cfg.warnIf, errorIf: own('error_if') ?? cfg.errorIf };
+    };
     try {
       sql = builtinTestSql(testName, model, column, decl.args, decl.test === 'relationships' ? String(decl.args.to) : undefined);
     } catch (err) {
@@ -445,18 +448,21 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     }
     if (sql === undefined) {
       const macro = `test_${testName}`;
-      if (!macros.prefix.includes(`macro ${macro}(`) && !macros.prefix.includes(`macro ${macro} (`)) {
+      const pkg = decl.test.includes('.') ? decl.test.split('.')[0] : undefined;
+      if (!(pkg === undefined ? macros.projectMacros.has(macro) || [...macros.namespaces.values()].some((n) => n.includes(macro)) : macros.namespaces.get(pkg)?.includes(macro))) {
         throw new EngineError('compile', `${decl.file}: test '${decl.test}' on '${onName}': no generic test named '${decl.test}' (define it with {% test ${testName}(model, column_name) %} in a macro or test folder, or install its package)`);
       }
-      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config'));
-      const invoke = { __test_macro: macro, __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args } };
-      const body = '{{ __dbt_invoke(__test_macro, __test_args) }}';
-      const r = gate.render(decl.file, (extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false }, { ...invoke, ...extra }));
+      // Config keys written beside the arguments (`where:`, `error_if:` …) are config, not macro arguments, as in dbt.
+      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config' && !TEST_CONFIG_KEYS.has(k)));
+      // dbt hands a generic test its model as a Relation (a `where` config makes it a subquery string).
+      const invoke = { __test_macro: macro, __test_pkg: pkg, __test_args: { model: cfg.where === undefined ? relation : model, ...(column !== undefined ? { column_name: column } : {}), ...args } };
+      const body = '{{ __dbt_invoke(__test_macro, __test_args, __test_pkg) }}';
+      const r = gate.render(decl.file, (extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false, modelConfig: cfg.raw }, { ...invoke, ...extra }));
       sql = r.out;
-      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: packValue(invoke) as Record<string, unknown>, countWith: cfg.failCalc });
+      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: packValue(invoke) as Record<string, unknown>, countWith: ownConfig().failCalc, modelConfig: cfg.raw });
     }
     // A test that reads an ephemeral model (the tested one, or through ref) gets its SQL as CTEs, as in dbt.
-    addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo, live);
+    addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), ownConfig(), nodeDeps(state.deps, self), on, nodeName, attachedTo, live);
   };
   // An ephemeral model has no relation: its tests run on its inlined CTE and wait for what it reads.
   for (const m of enabled) {
