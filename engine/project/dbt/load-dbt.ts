@@ -467,7 +467,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   // An ephemeral model has no relation: its tests run on its inlined CTE and wait for what it reads.
   for (const m of enabled) {
     if (!isEphemeral(lower(m.name))) continue;
-    for (const decl of m.props?.tests ?? []) genericTest(decl, m.name, `__dbt__cte__${m.name}`, m.naming!, [lower(m.name)], '');
+    for (const decl of m.props?.tests ?? []) genericTest(decl, m.name, cteRelation(m.name), m.naming!, [lower(m.name)], '');
   }
   for (const m of compiledModels) {
     const entry = byName.get(lower(m.name))!;
