@@ -42,7 +42,7 @@ export class ParseGate {
       try {
         out = once(already ? { execute: false } : {});
       } catch (err) {
-        if (!d.asked) throw err;
+        if (!d.asked) return this.parseOnly(err, once, already);
       }
       if (already || !d.asked) return { out: out!, deferred: already };
       try {
@@ -59,6 +59,22 @@ export class ParseGate {
     } finally {
       this.#open = undefined;
     }
+  }
+
+  /**
+   * A render that fails with `execute` true without asking the database
+   * (`{% if execute %}{{ exceptions.raise_compiler_error(…) }}`) parses as
+   * dbt's does, with `execute` false, and fails only when the node runs.
+   */
+  private parseOnly(err: unknown, once: Render, already: boolean): { out: string; deferred: boolean } {
+    if (already) throw err;
+    let out: string;
+    try {
+      out = once({ execute: false });
+    } catch {
+      throw err;
+    }
+    return { out, deferred: true };
   }
 
   /**
