@@ -82,6 +82,28 @@ describe('dbt models compiled when their parents exist', () => {
     assert.equal(p.results.find((x) => x.name === 'main.d')?.status, 'success');
   });
 
+  test('a model that raises only when execute is true loads (dbt parses it) and fails alone when it runs', async () => {
+    const files = {
+      ...FILES,
+      'profiles.yml': profile('unused'),
+      'macros/only_elsewhere.sql': "{% macro only_elsewhere() %}{% if execute %}{% do exceptions.raise_compiler_error('not on ' ~ target.type) %}{% endif %}{% endmacro %}\n",
+      'models/h.sql': 'select {{ only_elsewhere() }} 1 as x\n',
+      // A generic test on an ephemeral model gets a Relation (a CTE) as its model, as dbt_utils' tests check.
+      'models/eph.sql': "{{ config(materialized='ephemeral') }}\nselect 1 as id\n",
+      'macros/relation_only.sql': "{% test relation_only(model) %}{% if model is not mapping or model.type != 'cte' %}{% do exceptions.raise_compiler_error('not a Relation') %}{% endif %}select * from {{ model }} where id is null{% endtest %}\n",
+      'models/eph.yml': 'version: 2\nmodels:\n  - name: eph\n    tests:\n      - relation_only\n',
+    };
+    const dir = project(files);
+    const r = await withEnv({ DBT_PROFILES_DIR: dir }, () => build('run', dir, '--json'));
+    assert.equal(r.code, 1, r.err);
+    const p = JSON.parse(r.out) as Payload;
+    const h = p.results.find((x) => x.name === 'main.h')!;
+    assert.equal(h.status, 'error');
+    assert.match(h.error, /could not compile model 'h'.*not on duckdb/);
+    assert.deepEqual(p.results.filter((x) => x.status !== 'success').map((x) => x.name), ['main.h']);
+    assert.equal(p.results.find((x) => x.name.startsWith('relation_only'))?.status, 'success');
+  });
+
   describe('PostgreSQL (the pool workers)', () => {
     let db: TempDatabase | undefined;
     before(async () => {
