@@ -29,6 +29,10 @@ test('string methods', () => {
   assert.equal(render("{{ 'abc'.zfill(5) }}|{{ 'a'.center(3, '*') }}|{{ 'a'.ljust(3, '.') }}|{{ 'a'.rjust(3, '.') }}|{{ 'aBc'.swapcase() }}"), '00abc|*a*|a..|..a|AbC');
   assert.equal(render("{{ 'a-b-c'.partition('-') }}|{{ 'abc'.rfind('c') }}|{{ 'x'.casefold() }}|{{ 'ab'.removeprefix('a') }}|{{ 'ab'.removesuffix('b') }}"), "['a', '-', 'b-c']|2|x|b|a");
   assert.equal(render("{{ 'a\\nb'.splitlines() }}|{{ 'Ab'.istitle() }}"), "['a', 'b']|True");
+  // str.format's format specs and conversions.
+  assert.equal(render("{{ '{:>4}|{:<3}|{:^5}|{:*>4}'.format('a', 'b', 'c', 'd') }}"), '   a|b  |  c  |***d');
+  assert.equal(render("{{ '{:.2f}|{:05d}|{:,}|{:+d}|{:.1%}|{:x}|{!r}'.format(3.14159, 42, 1234567, 5, 0.256, 255, 'q') }}"), "3.14|00042|1,234,567|+5|25.6%|ff|'q'");
+  assert.equal(render("{{ '{0}{1}{0}'.format('a', 'b') }}|{{ '{t.name}'.format(t=rel) }}", { rel: { name: 'orders' } }), 'aba|orders');
 });
 
 test('list and dict methods; {% do %} mutates', () => {
@@ -36,6 +40,7 @@ test('list and dict methods; {% do %} mutates', () => {
   assert.equal(render('{% set l = [3, 1, 2] %}{% do l.sort() %}{{ l }}{% do l.reverse() %}{{ l }}'), '[1, 2, 3][3, 2, 1]');
   assert.equal(render("{% set d = {'a': 1} %}{% do d.update({'b': 2}) %}{% do d.update(c=3) %}{{ d.items() | list }}|{{ d.keys() | list }}|{{ d.values() | list }}|{{ d.get('z', 0) }}|{{ d.pop('a') }}|{{ d }}"), "[['a', 1], ['b', 2], ['c', 3]]|['a', 'b', 'c']|[1, 2, 3]|0|1|{'b': 2, 'c': 3}");
   assert.equal(render("{% for k, v in {'x': 1}.items() %}{{ k }}={{ v }}{% endfor %}"), 'x=1');
+  assert.equal(render("{% for k in {'a': 1, 'b': 2} %}{{ k }}{% endfor %}|{{ {'a': 1, 'b': 2} | list }}|{{ 'ab' | list }}"), "ab|['a', 'b']|['a', 'b']");
   assert.equal(render("{% set d = {} %}{% do d.setdefault('k', []).append(1) %}{{ d }}"), "{'k': [1]}");
 });
 
@@ -50,6 +55,7 @@ test('is tests, in / not in, ~ and the format filter', () => {
   const ctx = { s: 'x', d: { a: 1 }, l: [1], i: 3, nothing: null };
   assert.equal(render('{{ nothing is none }}{{ s is none }}{{ s is string }}{{ d is mapping }}{{ l is mapping }}{{ l is iterable }}{{ s is iterable }}{{ i is number }}{{ i is iterable }}', ctx), 'TrueFalseTrueTrueFalseTrueTrueTrueFalse');
   assert.equal(render('{{ s is defined }}{{ zz is defined }}{{ zz is undefined }}{{ l is sequence }}{{ true is boolean }}{{ i is integer }}{{ 1.5 is float }}{{ l is not none }}', ctx), 'TrueFalseTrueTrueTrueTrueTrueTrue');
+  assert.equal(render("{{ [1, [2]] == [1, [2]] }}{{ {'a': [1]} == {'a': [1]} }}{{ [1] != [2] }}{{ 1 == true }}{{ '1' == 1 }}{{ none == nothing }}{{ 0 == '' }}", ctx), 'TrueTrueTrueTrueFalseTrueFalse');
   assert.equal(render("{{ 'a' in d }}{{ 'b' not in d }}{{ 1 in l }}{{ 'x' in 'xyz' }}{{ 2 not in l }}", ctx), 'TrueTrueTrueTrueTrue');
   assert.equal(render("{{ 'a' ~ 1 ~ none }}|{{ '%s=%d' | format('k', 2) }}|{{ '%(k)s' | format(k='v') }}"), 'a1None|k=2|v');
 });

@@ -66,3 +66,10 @@ test('string literals read as Python reads them', () => {
   // A later error still reports the line it is on: the continued literal counts its lines.
   assert.throws(() => render("{{ 'a \\\nb' }}\n{{ x(1) }}"), /line 3/);
 });
+
+test('{% set a, b = pair %} unpacks, as Python does', () => {
+  assert.equal(render("{% set schema, table = 'raw.orders'.split('.') %}{{ schema }}|{{ table }}"), 'raw|orders');
+  assert.equal(render('{% set a, b = [1, 2] %}{% for x in [0] %}{% set c, d = "xy" %}{{ c }}{{ d }}{% endfor %}{{ a + b }}'), 'xy3');
+  assert.throws(() => render("{% set a, b = 'x.y.z'.split('.') %}"), /too many values to unpack \(expected 2\)/);
+  assert.throws(() => render("{% set a, b = ['x'] %}"), /not enough values to unpack \(expected 2, got 1\)/);
+});

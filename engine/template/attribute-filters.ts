@@ -124,6 +124,8 @@ function selectBy(keep: boolean): Filter {
 }
 
 export const attributeFilters: Readonly<Record<string, Filter>> = {
+  /** `list`: a dict's keys, a string's characters (nunjucks gave `{key, value}` objects for a dict). */
+  list: (value) => [...toList(value)],
   map,
   sort,
   groupby,

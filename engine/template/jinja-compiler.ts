@@ -39,20 +39,42 @@ type JinjaCompilerClass = new (templateName: string, throwOnUndefined: boolean) 
 let compilerClass: JinjaCompilerClass | undefined;
 
 /** The compiler class, made on first use (when nunjucks is loaded: nunjucks-internals.ts). */
+/** Node kinds added at compile time, shared by the compiler layers below. */
+interface Kinds {
+  readonly Truthy: NjNodeClass;
+  readonly LoopFilter: NjNodeClass;
+  readonly ForKeys: NjNodeClass;
+  /** Generated code as an expression (the items of an unpacking `set`). */
+  readonly RawCode: NjNodeClass;
+  readonly own: readonly NjNodeClass[];
+}
+
+type Layer = new (templateName: string, throwOnUndefined: boolean) => NjCompiler & {
+  readonly constants: string[];
+  call(fn: string, args: readonly NjNode[], frame: NjFrame): void;
+};
+
+/** The compiler class, made on first use (when nunjucks is loaded: nunjucks-internals.ts): data, then operators, then statements. */
 function makeCompiler(): JinjaCompilerClass {
-  const { nodes: njNodes, Compiler: NjBaseCompiler } = nunjucksInternals();
+  const { nodes: njNodes } = nunjucksInternals();
   const { DoNode, SliceNode, StarArg, DoubleStarArg } = jinjaParser();
-  /** Node kinds added at compile time. */
   const Truthy = njNodes.Node.extend('Truthy', { fields: ['expr'] });
   const LoopFilter = njNodes.Node.extend('LoopFilter', { fields: ['arr', 'name', 'cond'] });
-  const OWN_NODES: readonly NjNodeClass[] = [Truthy, LoopFilter, DoNode, SliceNode, StarArg, DoubleStarArg];
+  const ForKeys = njNodes.Node.extend('ForKeys', { fields: ['expr'] });
+  const RawCode = njNodes.Node.extend('RawCode', { fields: ['code'] });
+  const kinds: Kinds = { Truthy, LoopFilter, ForKeys, RawCode, own: [Truthy, LoopFilter, ForKeys, RawCode, DoNode, SliceNode, StarArg, DoubleStarArg] };
+  return statementLayer(operatorLayer(dataLayer(kinds), kinds), kinds);
+}
 
-  function wrapCondition(node: NjNode): void {
-    const cond = node.cond as NjNode;
-    if (cond.typename !== 'Truthy') node.cond = new Truthy(cond.lineno, cond.colno, cond);
-  }
+function wrapCondition(node: NjNode, Truthy: NjNodeClass): void {
+  const cond = node.cond as NjNode;
+  if (cond.typename !== 'Truthy') node.cond = new Truthy(cond.lineno, cond.colno, cond);
+}
 
-  return class JinjaCompiler extends NjBaseCompiler {
+/** Literals, dicts, argument unpacking, positions and the `jinja.*` call helper. */
+function dataLayer(kinds: Kinds): Layer {
+  const { Compiler: NjBaseCompiler } = nunjucksInternals();
+  return class DataCompiler extends NjBaseCompiler {
     /** String literals and template text, in emit order: the code reads them from `K`, so templates of one shape share code. */
     readonly constants: string[] = [];
     /** The next literal is a keyword argument's name (an object-literal key in the code): emitted as written. */
@@ -115,11 +137,11 @@ function makeCompiler(): JinjaCompilerClass {
     }
 
     assertType(node: NjNode, ...types: NjNodeClass[]): void {
-      if (OWN_NODES.some((t) => node instanceof t)) return;
+      if (kinds.own.some((t) => node instanceof t)) return;
       if (!types.some((t) => node instanceof t)) this.fail(`assertType: invalid type: ${node.typename}`, node.lineno, node.colno);
     }
 
-    private call(fn: string, args: readonly NjNode[], frame: NjFrame): void {
+    call(fn: string, args: readonly NjNode[], frame: NjFrame): void {
       this._emit(`jinja.${fn}(`);
       args.forEach((arg, i) => {
         if (i > 0) this._emit(', ');
@@ -127,7 +149,13 @@ function makeCompiler(): JinjaCompilerClass {
       });
       this._emit(')');
     }
+  };
+}
 
+/** Operators with Python's semantics. */
+function operatorLayer(Base: Layer, kinds: Kinds): Layer {
+  const { Compiler: NjBaseCompiler, nodes: njNodes } = nunjucksInternals();
+  return class OperatorCompiler extends Base {
     compileAdd(node: NjNode, frame: NjFrame): void {
       this.call('add', [node.left, node.right], frame);
     }
@@ -158,10 +186,10 @@ function makeCompiler(): JinjaCompilerClass {
 
     compileCompare(node: NjNode, frame: NjFrame): void {
       const ops = node.ops as NjNode[];
-      // `a == b` / `a != b` compare lists and dicts by value, as Python does (dbt_utils.equality compares column sets).
+      // `a == b` / `a != b`: Python's equality (lists and dicts by value).
       if (ops.length === 1 && (ops[0]!.type === '==' || ops[0]!.type === '!=')) {
         if (ops[0]!.type === '!=') this._emit('!');
-        return this.call('eq', [node.expr, ops[0]!.expr as NjNode], frame);
+        return this.call('eq', [node.expr, ops[0]!.expr], frame);
       }
       this.compile(node.expr, frame);
       for (const op of node.ops as NjNode[]) {
@@ -207,14 +235,22 @@ function makeCompiler(): JinjaCompilerClass {
       this.shortCircuit(node, frame, false);
     }
 
-    compileIf(node: NjNode, frame: NjFrame, async?: boolean): void {
-      wrapCondition(node);
-      (NjBaseCompiler.prototype as unknown as { compileIf(n: NjNode, f: NjFrame, a?: boolean): void }).compileIf.call(this, node, frame, async);
-    }
-
     compileInlineIf(node: NjNode, frame: NjFrame): void {
-      wrapCondition(node);
+      wrapCondition(node, kinds.Truthy);
       (NjBaseCompiler.prototype as unknown as { compileInlineIf(n: NjNode, f: NjFrame): void }).compileInlineIf.call(this, node, frame);
+    }
+  };
+}
+
+/** Statements: output, if, for, set, do, macros. */
+function statementLayer(Base: Layer, kinds: Kinds): JinjaCompilerClass {
+  const { Compiler: NjBaseCompiler } = nunjucksInternals();
+  const { LoopFilter, ForKeys, RawCode } = kinds;
+  const SetNode = nunjucksInternals().nodes.Set;
+  return class StatementCompiler extends Base {
+    compileIf(node: NjNode, frame: NjFrame, async?: boolean): void {
+      wrapCondition(node, kinds.Truthy);
+      (NjBaseCompiler.prototype as unknown as { compileIf(n: NjNode, f: NjFrame, a?: boolean): void }).compileIf.call(this, node, frame, async);
     }
 
     /** `{{ value }}` prints what Python's str() gives (jinja.str); template text is emitted as it is. */
@@ -234,6 +270,10 @@ function makeCompiler(): JinjaCompilerClass {
       }
     }
 
+    compileForKeys(node: NjNode, frame: NjFrame): void {
+      this.call('forKeys', [node.expr], frame);
+    }
+
     compileDo(node: NjNode, frame: NjFrame): void {
       this.compile(node.expr, frame);
       this._emitLine(';');
@@ -242,6 +282,7 @@ function makeCompiler(): JinjaCompilerClass {
     override compileSet(node: NjNode, frame: NjFrame): void {
       const targets = node.targets as NjNode[];
       const attr = targets.find((t) => t.typename === 'LookupVal');
+      if (attr === undefined && targets.length > 1 && node.value) return this.compileUnpack(node, frame);
       if (attr === undefined) return super.compileSet(node, frame);
       if (targets.length > 1) this.fail('cannot assign to several targets when one is an attribute', node.lineno, node.colno);
       this._emit('jinja.setAttr(');
@@ -251,6 +292,24 @@ function makeCompiler(): JinjaCompilerClass {
       this._emit(', ');
       this.compile(node.value ?? node.body, frame);
       this._emitLine(');');
+    }
+
+    /** `{% set a, b = pair %}`: each target gets its item, as Python unpacks (nunjucks gave each the whole value). */
+    private compileUnpack(node: NjNode, frame: NjFrame): void {
+      const targets = node.targets as NjNode[];
+      const items = this._tmpid();
+      this._emit(`var ${items} = `);
+      this.call('unpack', [node.value], frame);
+      this._emitLine(';');
+      this._emitLine(`jinja.unpackCount(${items}, ${targets.length});`);
+      targets.forEach((target, i) => {
+        const item = new RawCode(node.lineno, node.colno, `${items}[${i}]`);
+        super.compileSet(new SetNode(node.lineno, node.colno, [target], item), frame);
+      });
+    }
+
+    compileRawCode(node: NjNode): void {
+      this._emit(node.code as string);
     }
 
     /**
@@ -267,6 +326,9 @@ function makeCompiler(): JinjaCompilerClass {
       const arr = node.arr as NjNode;
       if (arr.typename === 'InlineIf' && arr.else_ === null) {
         node.arr = new LoopFilter(arr.lineno, arr.colno, arr.body, node.name, arr.cond);
+      } else if (node.name.typename !== 'Array' && arr.typename !== 'LoopFilter' && arr.typename !== 'ForKeys') {
+        // `for k in mapping` walks its keys (nunjucks walked nothing with one loop variable).
+        node.arr = new ForKeys(arr.lineno, arr.colno, arr);
       }
       super.compileFor(node, frame);
     }

@@ -9,7 +9,7 @@
  * change to our templates. The classes are made on first use, when nunjucks
  * is loaded (nunjucks-internals.ts).
  */
-import { nunjucksInternals, type NjExtension, type NjNode, type NjNodeClass, type NjParser } from './nunjucks-internals.js';
+import { nunjucksInternals, type NjExtension, type NjNode, type NjNodeClass, type NjParser, type NjParserClass } from './nunjucks-internals.js';
 import { readPyString, type StringTokenizer } from './py-string.js';
 
 interface ParserKit {
@@ -26,13 +26,42 @@ interface ParserKit {
 let kit: ParserKit | undefined;
 
 function makeKit(): ParserKit {
-  const { nodes: njNodes, lexer: njLexer, Parser: NjBaseParser } = nunjucksInternals();
+  const { nodes: njNodes, lexer: njLexer } = nunjucksInternals();
   const DoNode = njNodes.Node.extend('Do', { fields: ['expr'] });
   const SliceNode = njNodes.Node.extend('Slice', { fields: ['start', 'stop', 'step'] });
   const StarArg = njNodes.Node.extend('StarArg', { fields: ['expr'] });
   const DoubleStarArg = njNodes.Node.extend('DoubleStarArg', { fields: ['expr'] });
-  const T = njLexer;
 
+  const extensions = tagExtensions(DoNode);
+  const JinjaParser = parserClass(SliceNode, StarArg, DoubleStarArg);
+
+  const parse = (source: string): NjNode => {
+    const tokens = njLexer.lex(source, { trimBlocks: false, lstripBlocks: false }) as StringTokenizer & { _parseString?: (q: string) => string };
+    // On this tokenizer only: nunjucks' shared Tokenizer prototype stays as it is.
+    tokens._parseString = function (this: StringTokenizer, quote: string) {
+      return readPyString(this, quote);
+    };
+    const parser: NjParser = new JinjaParser(tokens);
+    parser.extensions = extensions;
+    return parser.parseAsRoot();
+  };
+  return { DoNode, SliceNode, StarArg, DoubleStarArg, parse };
+}
+
+/** The parser's node kinds and entry, made on first use. */
+export function jinjaParser(): ParserKit {
+  return (kit ??= makeKit());
+}
+
+/** Parses `source` into nunjucks' AST; throws nunjucks' TemplateError (with `lineno`/`colno`) on a syntax error. */
+export function parseJinja(source: string): NjNode {
+  return jinjaParser().parse(source);
+}
+
+
+/** The tags nunjucks lacks: `{% do expr %}` and dbt's `{% test %}`. */
+function tagExtensions(DoNode: NjNodeClass): NjExtension[] {
+  const { nodes: njNodes, lexer: T } = nunjucksInternals();
   const doExtension: NjExtension = {
     tags: ['do'],
     parse(parser) {
@@ -59,8 +88,14 @@ function makeKit(): ParserKit {
       return node;
     },
   };
+  return [doExtension, testExtension];
+}
 
-  class JinjaParser extends NjBaseParser {
+/** nunjucks' Parser with Python's call, aggregate and subscript syntax. */
+function parserClass(SliceNode: NjNodeClass, StarArg: NjNodeClass, DoubleStarArg: NjNodeClass): NjParserClass {
+  const { nodes: njNodes, lexer: T, Parser: NjBaseParser } = nunjucksInternals();
+  const njLexer = T;
+  return class JinjaParser extends NjBaseParser {
     /**
      * A call's or macro's arguments: nunjucks' parseSignature plus a trailing
      * comma, `*expr` (positional) and `**expr` (keyword) unpacking.
@@ -166,27 +201,5 @@ function makeKit(): ParserKit {
       }
       return new SliceNode(open.lineno, open.colno, ...parts);
     }
-  }
-
-  const parse = (source: string): NjNode => {
-    const tokens = njLexer.lex(source, { trimBlocks: false, lstripBlocks: false }) as StringTokenizer & { _parseString?: (q: string) => string };
-    // On this tokenizer only: nunjucks' shared Tokenizer prototype stays as it is.
-    tokens._parseString = function (this: StringTokenizer, quote: string) {
-      return readPyString(this, quote);
     };
-    const parser: NjParser = new JinjaParser(tokens);
-    parser.extensions = [doExtension, testExtension];
-    return parser.parseAsRoot();
-  };
-  return { DoNode, SliceNode, StarArg, DoubleStarArg, parse };
-}
-
-/** The parser's node kinds and entry, made on first use. */
-export function jinjaParser(): ParserKit {
-  return (kit ??= makeKit());
-}
-
-/** Parses `source` into nunjucks' AST; throws nunjucks' TemplateError (with `lineno`/`colno`) on a syntax error. */
-export function parseJinja(source: string): NjNode {
-  return jinjaParser().parse(source);
 }

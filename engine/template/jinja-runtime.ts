@@ -13,6 +13,8 @@ import { isPlainObject, Namespace, pyPrint, pyTruthy } from './py-values.js';
 export interface JinjaRuntime {
   /** `a + b`: lists concatenate (JavaScript would join them into a string). */
   add(a: unknown, b: unknown): unknown;
+  /** `a == b`: Python's equality — lists and dicts compare by value, `1 == True`. */
+  eq(a: unknown, b: unknown): boolean;
   /** `a ~ b`: the two printed as `{{ }}` prints them, joined. */
   concat(a: unknown, b: unknown): string;
   /** `a * b`: a string or list times an integer repeats it. */
@@ -21,8 +23,6 @@ export interface JinjaRuntime {
   mod(a: unknown, b: unknown): unknown;
   /** Python truthiness for `if`, `not`, `and`, `or`: empty lists and dicts are false. */
   truthy(value: unknown): boolean;
-  /** `a == b`: lists and dicts equal by value, as in Python. */
-  eq(a: unknown, b: unknown): boolean;
   /** `obj.key` with Python methods (`append`, `items`, `upper`, …). */
   member(obj: unknown, key: unknown): unknown;
   /** `{% set ns.key = value %}`: only a namespace accepts attribute assignment (as in Jinja). */
@@ -33,6 +33,12 @@ export interface JinjaRuntime {
   loopItems(value: unknown, pairs: boolean): unknown[];
   /** `{{ value }}`: Python's str() of the value; undefined prints nothing (Jinja's Undefined). */
   str(value: unknown): string;
+  /** What `for x in value` walks: a mapping's keys, anything else as it is. */
+  forKeys(value: unknown): unknown;
+  /** `{% set a, b = value %}`: the items of `value` (a list, a string's characters, a mapping's keys). */
+  unpack(value: unknown): unknown[];
+  /** Fails as Python does when an unpacked value has not exactly `n` items. */
+  unpackCount(items: unknown[], n: number): void;
   /** `*xs` in a call: the positional arguments `xs` holds. */
   iterable(value: unknown): unknown[];
   /** `**kw` in a call: the keyword arguments mapping `kw` holds. */
@@ -67,18 +73,6 @@ export function macroReturn(value: unknown): string {
   throw new MacroReturned(slot);
 }
 
-/** Python's `==`: lists element by element, dicts key by key, numbers and booleans as numbers; anything else by identity. */
-export function pyEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEqual(x, b[i]));
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && pyEqual(a[k], b[k]));
-  }
-  if (typeof a === 'boolean' || typeof b === 'boolean') return Number(a) === Number(b) && (typeof a === 'number' || typeof b === 'number' || typeof a === typeof b);
-  return false;
-}
-
 export const jinjaRuntime: JinjaRuntime = {
   add(a, b) {
     if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
@@ -88,6 +82,7 @@ export const jinjaRuntime: JinjaRuntime = {
     return (a as number) + (b as number);
   },
   concat: (a, b) => pyPrint(a) + pyPrint(b),
+  eq: pyEquals,
   mul(a, b) {
     if (typeof b === 'number' && (typeof a === 'string' || Array.isArray(a))) return repeat(a, b);
     if (typeof a === 'number' && (typeof b === 'string' || Array.isArray(b))) return repeat(b, a);
@@ -102,7 +97,6 @@ export const jinjaRuntime: JinjaRuntime = {
     return r !== 0 && r < 0 !== y < 0 ? r + y : r;
   },
   truthy: pyTruthy,
-  eq: pyEqual,
   member: memberLookup,
   setAttr(obj, key, value) {
     if (!(obj instanceof Namespace)) throw new TypeError('cannot assign attribute on non-namespace object');
@@ -122,6 +116,15 @@ export const jinjaRuntime: JinjaRuntime = {
     return [];
   },
   str: pyPrint,
+  forKeys: (value) => (isPlainObject(value) || value instanceof Namespace ? Object.keys(value) : value),
+  unpack(value) {
+    if (value === null || value === undefined) throw new TypeError(`cannot unpack non-iterable ${typeName(value)} object`);
+    return jinjaRuntime.iterable(value);
+  },
+  unpackCount(items, n) {
+    if (items.length < n) throw new Error(`ValueError: not enough values to unpack (expected ${n}, got ${items.length})`);
+    if (items.length > n) throw new Error(`ValueError: too many values to unpack (expected ${n})`);
+  },
   iterable(value) {
     if (typeof value === 'string' || Array.isArray(value)) return [...value];
     if (isPlainObject(value)) return Object.keys(value);
@@ -152,6 +155,19 @@ export const jinjaRuntime: JinjaRuntime = {
     return wrapped as typeof macro;
   },
 };
+
+function pyEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  // undefined is JavaScript's other None: a context function that returns it means None.
+  if (a === undefined || b === undefined || a === null || b === null) return (a ?? null) === (b ?? null);
+  if (typeof a === 'boolean' || typeof b === 'boolean') return typeof a !== 'object' && typeof b !== 'object' && Number(a) === Number(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => pyEquals(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && pyEquals(a[k], b[k]));
+  }
+  return false;
+}
 
 /** The indices `range(len)[start:stop:step]` selects (CPython's PySlice_AdjustIndices). */
 function sliceIndices(len: number, start: number | null, stop: number | null, step: number): number[] {

@@ -1,5 +1,6 @@
 /**
- * `is` tests nunjucks lacks or reads differently from Jinja2: `none`,
+ * `is` tests nunjucks lacks or reads differently from Jinja2: `none` (null
+ * or undefined: JavaScript's two Nones),
  * `boolean`, `integer`, `float`, `true`, `false`, `sequence`, and
  * `iterable` / `mapping` that accept dicts and never fail on none.
  */
@@ -14,7 +15,8 @@ const isMapping = (v: unknown): boolean =>
   isPlainObject(v) || v instanceof Namespace || v instanceof Map || (typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[MAPPING_MARK] === true);
 
 export const jinjaTests: Readonly<Record<string, Test>> = {
-  none: (v) => v === null,
+  // A context function written in TypeScript may hand back undefined for None.
+  none: (v) => v === null || v === undefined,
   boolean: (v) => typeof v === 'boolean',
   integer: (v) => typeof v === 'number' && Number.isInteger(v),
   float: (v) => typeof v === 'number' && !Number.isInteger(v),

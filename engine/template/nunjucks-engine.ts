@@ -127,9 +127,9 @@ export function createNunjucksEngine(): TemplateEngine {
   };
 
   return {
-    render(cacheKey, body, context, modelName = cacheKey, prefix = '') {
+    render(cacheKey, source, context, modelName = cacheKey, prefix = '') {
+      // The prefix's macros are compiled once and run before the template, in its context.
       const shared = prefix === '' ? undefined : sharedPrefix(prefix, modelName);
-      const source = body;
       let entry = cache.get(cacheKey);
       if (entry === undefined || entry.source !== source || entry.prefix !== prefix) {
         entry = { source, prefix, shared, parts: refOnlyParts(source) };

@@ -40,6 +40,7 @@ export interface NjNodes {
   KeywordArgs: NjNodeClass;
   Macro: NjNodeClass;
   Root: NjNodeClass;
+  Set: NjNodeClass;
 }
 
 /** The compile-time frame: maps template variable names to generated JS ids. */

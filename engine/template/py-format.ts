@@ -139,3 +139,31 @@ function toInt(value: unknown, spec: string): number {
   if (!Number.isInteger(n)) throw new TypeError(`%${spec} format: an integer is required, not float`);
   return n;
 }
+
+const FORMAT_SPEC = /^(?:(.)?([<>^=]))?([+\- ])?(#)?(0)?(\d+)?([,_])?(?:\.(\d+))?([bcdeEfFgGnosxX%])?$/;
+
+/** `'{:>8.2f}'.format(x)`: Python's format-spec mini-language (fill, align, sign, width, grouping, precision, type). */
+export function formatSpec(value: unknown, spec: string): string {
+  if (spec === '') return pyStr(value);
+  const m = FORMAT_SPEC.exec(spec);
+  if (m === null) throw new Error(`ValueError: Invalid format specifier '${spec}'`);
+  const [, fillChar, alignChar, signChar, alt, zero, width, grouping, precision, type] = m;
+  let body: string;
+  if (type === '%') body = `${convert(toNumber(value, '%') * 100, 'f', signChar ?? '', precision ?? '6')}%`;
+  else if (type === 'b') body = sign(toInt(value, 'b'), signChar ?? '', (n) => (alt ? '0b' : '') + n.toString(2));
+  else if (type === undefined || type === 'n') body = typeof value === 'number' && precision !== undefined ? convert(value, 'g', signChar ?? '', precision) : typeof value === 'number' ? sign(value, signChar ?? '', (n) => pyStr(n)) : pyStr(value);
+  else body = convert(value, type === 'o' && alt ? 'o' : type, `${signChar ?? ''}${alt ?? ''}`, precision);
+  if (type === 's' && precision !== undefined) body = body.slice(0, Number(precision));
+  if (grouping !== undefined) body = body.replace(/^([^\d]*)(\d+)/, (_m, pre: string, digits: string) => pre + digits.replace(/\B(?=(\d{3})+(?!\d))/g, grouping));
+  const w = Number(width ?? 0);
+  if (body.length >= w) return body;
+  const numeric = typeof value === 'number';
+  const fill = fillChar ?? (zero !== undefined && alignChar === undefined ? '0' : ' ');
+  const align = alignChar ?? (zero !== undefined ? '=' : numeric ? '>' : '<');
+  const gap = w - body.length;
+  if (align === '<') return body + fill.repeat(gap);
+  if (align === '>') return fill.repeat(gap) + body;
+  if (align === '^') return fill.repeat(Math.floor(gap / 2)) + body + fill.repeat(gap - Math.floor(gap / 2));
+  const signLen = /^[+\- ]/.test(body) ? 1 : 0;
+  return body.slice(0, signLen) + fill.repeat(gap) + body.slice(signLen);
+}

@@ -7,7 +7,8 @@
  * compile; values of other kinds fall back to nunjucks' behaviour.
  */
 import { pyCompare } from './py-compare.js';
-import { isPlainObject, pyStr } from './py-values.js';
+import { formatSpec } from './py-format.js';
+import { isPlainObject, pyRepr, pyStr } from './py-values.js';
 
 type Method = (self: any, ...args: any[]) => unknown;
 
@@ -203,13 +204,15 @@ function strFormat(s: string, args: unknown[]): string {
   const last = args[args.length - 1];
   const named = isPlainObject(last) && last['__keywords'] === true ? (args.pop() as Record<string, unknown>) : {};
   let auto = 0;
-  return s.replace(/\{\{|\}\}|\{([^{}:!]*)(?:![rsa])?(?::[^{}]*)?\}/g, (whole, field: string | undefined) => {
+  return s.replace(/\{\{|\}\}|\{([^{}:!]*)(?:!([rsa]))?(?::([^{}]*))?\}/g, (whole, field: string | undefined, conv: string | undefined, spec: string | undefined) => {
     if (whole === '{{') return '{';
     if (whole === '}}') return '}';
     const key = field ?? '';
-    if (key === '') return pyStr(args[auto++]);
-    if (/^\d+$/.test(key)) return pyStr(args[Number(key)]);
-    if (!Object.hasOwn(named, key)) throw new Error(`KeyError: '${key}'`);
-    return pyStr(named[key]);
+    let value: unknown;
+    if (key === '') value = args[auto++];
+    else if (/^\d+$/.test(key)) value = args[Number(key)];
+    else if (!Object.hasOwn(named, key.split('.')[0]!)) throw new Error(`KeyError: '${key}'`);
+    else value = key.split('.').reduce<unknown>((v, part) => memberLookup(v, part), named);
+    return formatSpec(conv === 'r' || conv === 'a' ? pyRepr(value) : value, spec ?? '');
   });
 }
