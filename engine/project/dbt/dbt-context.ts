@@ -74,6 +74,15 @@ function pySet(xs: unknown): unknown[] {
   }
 }
 
+/** dbt's Python helpers in the context. */
+const PY_GLOBALS: Readonly<Record<string, unknown>> = {
+  tojson: (v: unknown) => JSON.stringify(v),
+  fromjson: (s: unknown) => JSON.parse(String(s)),
+  zip: (...xs: unknown[][]) => (xs[0] ?? []).map((_, i) => xs.map((x) => x[i])),
+  // Python's set: unique values; kept sorted so two sets of the same values compare equal with `==`.
+  set: (xs: unknown) => pySet(xs),
+};
+
 export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderState): Record<string, unknown> {
   const { file } = subject;
   const configFn = Object.assign(
@@ -184,11 +193,7 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     flags: { FULL_REFRESH: env.fullRefresh, WHICH: 'run' },
     project_name: env.projectName,
     dbt_version: '1.8.0',
-    tojson: (v: unknown) => JSON.stringify(v),
-    fromjson: (s: unknown) => JSON.parse(String(s)),
-    zip: (...xs: unknown[][]) => (xs[0] ?? []).map((_, i) => xs.map((x) => x[i])),
-    // Python's set: unique values; kept sorted so two sets of the same values compare equal with `==`.
-    set: (xs: unknown) => pySet(xs),
+    ...PY_GLOBALS,
     __dbt_invoke: (name: string, kwargs: Record<string, unknown>, pkg?: string) => {
       const m = pkg !== undefined ? state.scopes?.find(pkg, name) : (state.scopes?.findAnywhere(name) ?? lookupMacro(name));
       if (typeof m !== 'function') throw fail(file, `test macro '${name}' not found`);

@@ -89,20 +89,10 @@ export class MacroScopes {
  */
 export function scopeEntries(scopes: MacroScopes): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [ns, names] of scopes.macros.namespaces) {
-    const obj: Record<string, Fn> = {};
-    for (const n of names) obj[n] = (...a: unknown[]) => call(scopes, ns, n, a);
-    out[ns] = obj;
-  }
+  for (const ns of scopes.macros.namespaces.keys()) out[ns] = namespaceObject(scopes, ns);
   // The project's own name is a namespace too (`my_project.my_macro()`).
-  if (scopes.macros.projectName !== '' && !scopes.macros.namespaces.has(scopes.macros.projectName)) {
-    const own: Record<string, Fn> = {};
-    for (const n of scopes.macros.projectMacros) own[n] = (...a: unknown[]) => call(scopes, scopes.macros.projectName, n, a);
-    out[scopes.macros.projectName] = own;
-  }
-  for (const n of scopes.macros.namespaces.get(BUILTIN_NS) ?? []) {
-    if (!scopes.macros.projectMacros.has(n) && !n.includes('__')) out[n] = (...a: unknown[]) => call(scopes, BUILTIN_NS, n, a);
-  }
+  if (scopes.macros.projectName !== '' && !scopes.macros.namespaces.has(scopes.macros.projectName)) out[scopes.macros.projectName] = namespaceObject(scopes, scopes.macros.projectName);
+  for (const n of bareBuiltins(scopes.macros)) out[n] = (...a: unknown[]) => call(scopes, BUILTIN_NS, n, a);
   return out;
 }
 
@@ -111,6 +101,35 @@ export function withScopes(engine: TemplateEngine, macros: MacroSet, state: Rend
   const scopes = new MacroScopes(engine, macros, ctx, () => state.nj);
   state.scopes = scopes;
   return scopeEntries(scopes);
+}
+
+const bare = new WeakMap<MacroSet, readonly string[]>();
+/** dbt's public built-in macros the project does not define itself (the names a template may call bare). */
+function bareBuiltins(macros: MacroSet): readonly string[] {
+  let names = bare.get(macros);
+  if (names === undefined) bare.set(macros, (names = (macros.namespaces.get(BUILTIN_NS) ?? []).filter((n) => !macros.projectMacros.has(n) && !n.includes('__'))));
+  return names;
+}
+
+const nameSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+const nameSet = (names: readonly string[]): ReadonlySet<string> => {
+  let set = nameSets.get(names);
+  if (set === undefined) nameSets.set(names, (set = new Set(names)));
+  return set;
+};
+
+/**
+ * `dbt_utils` in a template: `dbt_utils.star` is that package's macro. A proxy, so a render pays for the
+ * macros it calls, not for every name of every package.
+ */
+function namespaceObject(scopes: MacroScopes, ns: string): Record<string, Fn> {
+  const names = ns === scopes.macros.projectName ? scopes.macros.projectMacros : nameSet(scopes.macros.namespaces.get(ns) ?? []);
+  return new Proxy({} as Record<string, Fn>, {
+    get: (_t, name) => (typeof name === 'string' && names.has(name) ? (...a: unknown[]) => call(scopes, ns, name, a) : undefined),
+    has: (_t, name) => typeof name === 'string' && names.has(name),
+    ownKeys: () => [...names],
+    getOwnPropertyDescriptor: (_t, name) => (typeof name === 'string' && names.has(name) ? { configurable: true, enumerable: true, value: (...a: unknown[]) => call(scopes, ns, name, a) } : undefined),
+  });
 }
 
 function call(scopes: MacroScopes, ns: string, name: string, args: unknown[]): unknown {

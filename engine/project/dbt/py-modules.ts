@@ -121,6 +121,8 @@ function timedelta(...args: unknown[]): PyTimeDelta {
   return new PyTimeDelta(ms);
 }
 
+let utc: PyTimezone | undefined;
+
 /** The `modules` object of a render; `now` is the run's start, so every model sees one clock. */
 export function pyModules(now: Date): Record<string, unknown> {
   const datetime = {
@@ -143,7 +145,13 @@ export function pyModules(now: Date): Record<string, unknown> {
     findall: (p: string, s: string) => [...s.matchAll(new RegExp(p, 'g'))].map((m) => m[1] ?? m[0]),
     escape: (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
   };
-  const pytz = { timezone: (zone: unknown) => new PyTimezone(String(zone)), utc: new PyTimezone('UTC') };
+  const pytz = {
+    timezone: (zone: unknown) => new PyTimezone(String(zone)),
+    // Made on first use: a time zone costs an Intl formatter, and this object is made per render.
+    get utc() {
+      return (utc ??= new PyTimezone('UTC'));
+    },
+  };
   return { datetime, re, pytz, itertools: { chain: (...xs: unknown[][]) => xs.flat() } };
 }
 
