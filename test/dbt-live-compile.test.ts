@@ -104,6 +104,18 @@ describe('dbt models compiled when their parents exist', () => {
     assert.equal(p.results.find((x) => x.name.startsWith('relation_only'))?.status, 'success');
   });
 
+  test("a log() of a model that asks the database is not printed from the load's tries on empty answers", async () => {
+    const dir = project({
+      ...FILES,
+      'profiles.yml': profile('unused'),
+      'models/k.sql': "{% set r = run_query('select * from ' ~ ref('a')) %}{% if execute %}{{ log('rows seen: ' ~ (r.rows | length), info=True) }}{% endif %}\nselect 1 as x\n",
+    });
+    const r = await withEnv({ DBT_PROFILES_DIR: dir }, () => build('run', dir));
+    assert.equal(r.code, 0, r.err);
+    assert.doesNotMatch(r.err, /rows seen: 0/);
+    assert.match(r.err, /rows seen: 1/);
+  });
+
   describe('PostgreSQL (the pool workers)', () => {
     let db: TempDatabase | undefined;
     before(async () => {

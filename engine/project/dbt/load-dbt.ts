@@ -213,7 +213,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       },
       vars,
       target: profile.target,
-      logger,
+      logger: gate.templateLogger,
       stepEnv: req.stepEnv,
       now,
       graph,

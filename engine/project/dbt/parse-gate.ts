@@ -8,23 +8,56 @@
  * `execute` and fails on the empty answer is given real answers at load, as
  * before; one that fails at load whichever way is left to its render when
  * it runs, which reports the error if there is one.
+ *
+ * A node may render up to three times here; what its templates log
+ * (`log(…, info=True)`, `exceptions.warn`) is shown only for the render
+ * whose SQL is kept, so a message computed from the empty answers of a
+ * try is not printed.
  */
 import { errorChain } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import type { Level, Logger } from '../../log.js';
 import type { QueryTable } from './query-session.js';
 
 type Render = (extra: Readonly<Record<string, unknown>>) => string;
 
 export class ParseGate {
   #open: { asked: boolean } | undefined;
+  #held: [Level, string][] | undefined;
 
-  constructor(private readonly logger: Logger) {}
+  /** The logger a template's `log()` writes to: held back while a render is a try. */
+  readonly templateLogger: Logger;
+
+  constructor(private readonly logger: Logger) {
+    this.templateLogger = {
+      enabled: (level) => logger.enabled(level),
+      log: (level, message) => (this.#held ? this.#held.push([level, message]) : logger.log(level, message)),
+    };
+  }
 
   /** The answer to a compile-time query while the gate is open (no rows); undefined: ask the database. */
   intercept(): QueryTable | undefined {
     if (this.#open === undefined) return undefined;
     this.#open.asked = true;
     return { columns: [], rows: [] };
+  }
+
+  /** One try of a render: its log lines are held until the caller keeps them (`kept`) or drops them. */
+  #try(once: Render, extra: Readonly<Record<string, unknown>>): { out: string; kept: () => string } {
+    const held: [Level, string][] = [];
+    const outer = this.#held;
+    this.#held = held;
+    try {
+      const out = once(extra);
+      return {
+        out,
+        kept: () => {
+          for (const [level, message] of held) this.logger.log(level, message);
+          return out;
+        },
+      };
+    } finally {
+      this.#held = outer;
+    }
   }
 
   /**
@@ -38,20 +71,20 @@ export class ParseGate {
     const d = { asked: false };
     this.#open = d;
     try {
-      let out: string | undefined;
+      let first: { out: string; kept: () => string } | undefined;
       try {
-        out = once(already ? { execute: false } : {});
+        first = this.#try(once, already ? { execute: false } : {});
       } catch (err) {
-        if (!d.asked) return this.parseOnly(err, once, already);
+        if (!d.asked) return this.#parseOnly(err, once, already);
       }
-      if (already || !d.asked) return { out: out!, deferred: already };
+      if (already || !d.asked) return { out: first!.kept(), deferred: already };
       try {
-        return { out: once({ execute: false }), deferred: true };
+        return { out: this.#try(once, { execute: false }).kept(), deferred: true };
       } catch {
         this.#open = undefined;
       }
       try {
-        return { out: once({}), deferred: true };
+        return { out: this.#try(once, {}).kept(), deferred: true };
       } catch (err) {
         this.logger.log('debug', `${file}: parse render failed (rendered again when it runs): ${errorChain(err)}`);
         return { out: '', deferred: true };
@@ -66,11 +99,11 @@ export class ParseGate {
    * (`{% if execute %}{{ exceptions.raise_compiler_error(…) }}`) parses as
    * dbt's does, with `execute` false, and fails only when the node runs.
    */
-  private parseOnly(err: unknown, once: Render, already: boolean): { out: string; deferred: boolean } {
+  #parseOnly(err: unknown, once: Render, already: boolean): { out: string; deferred: boolean } {
     if (already) throw err;
     let out: string;
     try {
-      out = once({ execute: false });
+      out = this.#try(once, { execute: false }).kept();
     } catch {
       throw err;
     }
@@ -86,13 +119,13 @@ export class ParseGate {
     const d = { asked: false };
     this.#open = d;
     try {
-      once({ execute: false });
+      this.#try(once, { execute: false });
     } catch (err) {
       if (!d.asked) throw err;
       this.#open = undefined;
       const keep = reset();
       try {
-        once({});
+        this.#try(once, {});
       } catch (again) {
         this.logger.log('debug', `${file}: parse render failed (rendered again when it runs): ${errorChain(again)}`);
         keep();
