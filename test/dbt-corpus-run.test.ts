@@ -1,6 +1,6 @@
 /**
  * The integration projects of three real dbt packages (dbt_utils on
- * PostgreSQL, dbt_date on DuckDB, audit_helper on PostgreSQL), unmodified,
+ * PostgreSQL, dbt_date on DuckDB and PostgreSQL, audit_helper on PostgreSQL), unmodified,
  * built with `service build run` from a temporary copy: the counts of seeds,
  * models and tests that pass. The corpus lives beside the repository
  * (`../shared/dbt-corpus`); without it the tests skip, saying so.
@@ -30,12 +30,12 @@ interface Counts {
 }
 
 /** Copies `pkg` (the whole package: its integration project reads it as `local: ../`) and runs the integration project. */
-function runCorpus(pkg: string, env: Record<string, string>, install: Record<string, string> = {}): { counts?: Counts; stderr: string } {
+function runCorpus(pkg: string, env: Record<string, string>, install: Record<string, string> = {}, args: readonly string[] = []): { counts?: Counts; stderr: string } {
   const root = tempDir(`corpus-${pkg}-`);
   cpSync(join(CORPUS, pkg), join(root, pkg), { recursive: true });
   const project = join(root, pkg, 'integration_tests');
   for (const [name, from] of Object.entries(install)) cpSync(join(CORPUS, from), join(project, 'dbt_packages', name), { recursive: true });
-  const r = spawnSync(process.execPath, [BIN, 'build', 'run', '--json', '--threads', '2', project], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, 'build', 'run', '--json', '--threads', '2', ...args, project], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
   let payload: { results?: { type: string; status: string; name: string; error?: string }[] };
   try {
     payload = JSON.parse(r.stdout) as typeof payload;
@@ -77,6 +77,17 @@ describe('the dbt corpus: real packages and their integration projects', { skip:
     const c = run.counts;
     t.diagnostic(report('dbt_date', c));
     assert.deepEqual([c.models, c.tests], [[6, 6], [36, 36]], report('dbt_date', c));
+  });
+
+  test('dbt_date on PostgreSQL (its postgres target): every model and test', async (t) => {
+    if (!(await requirePg(t))) return;
+    const db = await createTempDatabase('corpus_date');
+    dbs.push(db);
+    const run = runCorpus('dbt-date', pgEnv(db), {}, ['--target', 'postgres']);
+    if (!loaded(run)) return;
+    const c = run.counts;
+    t.diagnostic(report('dbt_date (postgres)', c));
+    assert.deepEqual([c.models, c.tests], [[6, 6], [36, 36]], report('dbt_date (postgres)', c));
   });
 
   test('dbt_utils on PostgreSQL: every seed, model and test', async (t) => {
