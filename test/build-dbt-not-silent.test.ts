@@ -37,13 +37,14 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
     warns(dbt({}, 'models:\n  p:\n    +contract:\n      enforced: true\n'), "models/a.sql: config 'contract' is not supported by service build and has no effect"));
   test('a file nothing reads in a model folder warns', () => warns(dbt({ 'models/notes.txt': 'hello\n' }), 'models/notes.txt: not used (model folders hold .sql models, .yml properties and .md docs)'));
   test('a package in packages.yml that is not installed is an error', () =>
-    fails(dbt({ 'packages.yml': 'packages:\n  - package: dbt-labs/dbt_utils\n    version: 1.1.1\n' }), /package 'dbt-labs\/dbt_utils' is listed in packages\.yml but not installed under dbt_packages\//));
+    fails(dbt({ 'packages.yml': 'packages:\n  - package: dbt-labs/dbt_utils\n    version: 1.1.1\n' }), /packages\.yml: package 'dbt-labs\/dbt_utils' is not installed under dbt_packages\/ \(looked for a package named 'dbt_utils'\); run `dbt deps`/));
   test('on-run-start hooks warn', () => warns(dbt({}, "on-run-start: ['select 1']\n"), 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run'));
-  test('an unknown dbt_project.yml key warns', () => warns(dbt({}, 'dispatch:\n  - macro_namespace: x\n'), "dbt_project.yml: key 'dispatch' is not supported and has no effect"));
+  test('an unknown dbt_project.yml key warns', () => warns(dbt({}, 'semantic-layer: 1\n'), "dbt_project.yml: key 'semantic-layer' is not supported and has no effect"));
+  test('a dispatch: entry without search_order is an error', () => fails(dbt({}, 'dispatch:\n  - macro_namespace: x\n'), /dbt_project\.yml: dispatch\[0\] needs macro_namespace \(a name\) and search_order/));
   test('store_failures on a test warns', () =>
     warns(
       dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: a\n    columns:\n      - name: id\n        tests:\n          - unique:\n              config:\n                store_failures: true\n' }),
-      "models/schema.yml: test 'unique' on 'a': test config 'store_failures' is not supported: failing rows are counted, not stored",
+      "models/schema.yml: test 'unique' on 'a': test config 'store_failures': failing rows are counted, not stored in a table",
     ));
   test('an undefined generic test is an error', () =>
     fails(dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: a\n    columns:\n      - name: id\n        tests: [is_even]\n' }), /models\/schema\.yml: test 'is_even' on 'a': no generic test named 'is_even'/));
@@ -59,11 +60,6 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
     warns(dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: ghost\n' }), "models/schema.yml: model 'ghost' is described but no model file defines it"));
   test("an installed package's models warn (only its macros and tests are loaded)", () =>
     warns(dbt({ 'dbt_packages/pkg/dbt_project.yml': 'name: pkg\n', 'dbt_packages/pkg/models/pm.sql': 'select 1 as x\n' }), "dbt_packages/pkg: the package's 1 model(s) are not built (only its macros and generic tests are loaded)"));
-  test('tests on an ephemeral model are an error', () =>
-    fails(
-      dbt({ 'models/e.sql': "{{ config(materialized='ephemeral') }}\nselect 1 as id\n", 'models/schema.yml': 'version: 2\nmodels:\n  - name: e\n    columns:\n      - name: id\n        tests: [unique]\n' }),
-      /models\/schema\.yml: model 'e' is ephemeral \(no relation of its own\), so its tests cannot run/,
-    ));
   test('a snapshot file without a snapshot block warns', () => warns(dbt({ 'snapshots/s.sql': 'select 1\n' }), 'snapshots/s.sql: not used (no {% snapshot %} block)'));
 });
 

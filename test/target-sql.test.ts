@@ -16,6 +16,7 @@ import { formatLiteral } from '../engine/targets/literal.js';
 import { postgresDialect } from '../engine/targets/postgres/dialect.js';
 import { postgresTypeFor } from '../engine/targets/postgres/parquet-source.js';
 import { quoteRelation, relationText, tempRelation } from '../engine/targets/relation.js';
+import { tempTablePattern } from '../engine/targets/temp-sweep.js';
 
 const T = { schema: 'marts', name: 'fct' };
 const TMP = { schema: 'marts', name: '_service_tmp_fct_abcdef' };
@@ -43,13 +44,21 @@ test('statement shapes', () => {
   assert.equal(dropSql('table', T, false, false), 'DROP TABLE "marts"."fct"');
 });
 
-test('temp relation names: safe characters, run id, 63-byte limit, same schema and database', () => {
-  assert.deepEqual(tempRelation({ schema: 's', name: 'my-model.v2' }, 'abcdef'), { schema: 's', name: '_service_tmp_my_model_v2_abcdef' });
+test('temp relation names: safe characters, run id, 63-byte limit, same schema and database, unique for long names', () => {
+  assert.deepEqual(tempRelation({ schema: 's', name: 'orders_v2' }, 'abcdef'), { schema: 's', name: '_service_tmp_orders_v2_abcdef' });
+  assert.match(tempRelation({ schema: 's', name: 'my-model.v2' }, 'abcdef').name, /^_service_tmp_my_model_v2_[0-9a-f]{8}_abcdef$/);
+  assert.notEqual(tempRelation({ schema: 's', name: 'a-b' }, 'r').name, tempRelation({ schema: 's', name: 'a_b' }, 'r').name);
   const long = tempRelation({ database: 'lake', schema: 's', name: 'x'.repeat(80) }, 'abcdef');
   assert.equal(Buffer.byteLength(long.name), 63);
-  assert.equal(long.name, `_service_tmp_${'x'.repeat(43)}_abcdef`);
+  assert.match(long.name, new RegExp(`^_service_tmp_${'x'.repeat(34)}_[0-9a-f]{8}_abcdef$`));
   assert.equal(long.database, 'lake');
-  assert.equal(tempRelation({ schema: 's', name: 'é' }, 'abcdef').name, '_service_tmp___abcdef');
+  // Two long names with a common 60-character prefix: distinct temp tables, both within 63 bytes.
+  const prefix = 'raw_'.padEnd(60, 'p');
+  const [a, b] = [`${prefix}_customers`, `${prefix}_orders`].map((n) => tempRelation({ schema: 's', name: n }, '123456b').name);
+  assert.notEqual(a, b);
+  assert.ok(Buffer.byteLength(a!) <= 63 && Buffer.byteLength(b!) <= 63);
+  assert.match(a!, new RegExp(tempTablePattern(['exec-0000123456'])));
+  assert.match(tempRelation({ schema: 's', name: 'é' }, 'abcdef').name, /^_service_tmp___[0-9a-f]{8}_abcdef$/);
 });
 
 test('quoting and plain names', () => {

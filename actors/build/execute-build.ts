@@ -5,7 +5,8 @@
  * through `beforeStart`; a pipeline build step adds its
  * cancel signal and model hooks the same way.
  */
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
+import { writeArtifacts, type ArtifactRun } from '../../engine/build-plan/artifacts.js';
 import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
 import type { Connection } from '../../engine/connections/index.js';
 import { EngineError } from '../../engine/errors.js';
@@ -40,6 +41,8 @@ export interface BuildExecutionOptions {
   readonly ahead?: TargetAhead;
   /** The host's long-lived worker pool (see RunnerInput.pool). */
   readonly pool?: TaskPool;
+  /** Write dbt's run artifacts into `<project>/target/` (engine/build-plan/artifacts.ts); `args` is run_results.json's `args`. */
+  readonly artifacts?: { readonly args: Readonly<Record<string, unknown>> };
   /** Called before the first dispatch: attach listeners, keep the actor to cancel it. */
   readonly beforeStart?: (handle: Omit<BuildHandle, 'finished'>) => void;
 }
@@ -82,26 +85,63 @@ export interface BuildPlan {
   readonly nodes: readonly Omit<BuildNode, 'presetSkip'>[];
 }
 
-export function planBuild(p: PreparedBuild, o: Pick<BuildExecutionOptions, 'verb' | 'freshness' | 'fullRefresh'>): BuildPlan {
+/** The selected nodes a run or test executes. */
+function runNodes(p: PreparedBuild, o: Pick<BuildExecutionOptions, 'verb' | 'freshness'>): PreparedBuild['selected'] {
   // A dbt project's tests are nodes of their own: `test` runs only those; source freshness checks run only on request.
   const fresh = (n: PreparedBuild['selected'][number]) => n.kind === 'test' && n.freshness === true;
   if (o.freshness && p.compiled.project.format !== 'dbt') throw new EngineError('usage', '--freshness checks the sources of a dbt project; this project has no dbt_project.yml');
-  const selected =
-    p.compiled.project.format !== 'dbt'
-      ? p.selected
-      : o.freshness
-        ? p.selected.filter(fresh)
-        : p.selected.filter((n) => !fresh(n) && (o.verb !== 'test' || n.kind === 'test'));
+  return p.compiled.project.format !== 'dbt'
+    ? p.selected
+    : o.freshness
+      ? p.selected.filter(fresh)
+      : p.selected.filter((n) => !fresh(n) && (o.verb !== 'test' || n.kind === 'test'));
+}
+
+export function planBuild(p: PreparedBuild, o: Pick<BuildExecutionOptions, 'verb' | 'freshness' | 'fullRefresh'>): BuildPlan {
+  const selected = runNodes(p, o);
   const tasks = planTasks(p.compiled, selected, o.verb, o.fullRefresh);
   const nodes = tasks.map((task, i) => ({ id: task.name.toLowerCase(), deps: selected[i]!.dependencies.map((d) => d.toLowerCase()), task }));
   return { root: p.root, targetName: p.targetName, ...(p.connection ? { connection: p.connection } : {}), nodes };
 }
 
 export async function executeBuild(p: PreparedBuild, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
-  return executePlan(planBuild(p, o), o);
+  const ran = await runPlan(planBuild(p, o), o);
+  if (o.artifacts) writeRunArtifacts(p, o, ran);
+  return ran.result;
 }
 
 export async function executePlan(plan: BuildPlan, o: BuildExecutionOptions): Promise<BuildExecutionResult> {
+  return (await runPlan(plan, o)).result;
+}
+
+interface PlanRun {
+  readonly result: BuildExecutionResult;
+  readonly raw: Awaited<BuildHandle['finished']>['records'];
+  readonly threads: number;
+}
+
+/** dbt's target/manifest.json and run_results.json of a finished run (a failure to write them is a warning). */
+function writeRunArtifacts(p: PreparedBuild, o: BuildExecutionOptions, ran: PlanRun): void {
+  const { records } = ran.result;
+  const runs: ArtifactRun[] = ran.raw.map((r, i) => ({
+    task: r.node,
+    status: records[i]!.status,
+    message: records[i]!.error,
+    ...(r.startedAt !== undefined ? { startedAt: performance.timeOrigin + r.startedAt } : {}),
+    durationMs: r.durationMs,
+    rows: records[i]!.rows,
+    tests: r.result?.tests ?? [],
+    warnings: r.result?.warnings ?? [],
+    ...(r.result?.compiledSql !== undefined ? { compiledSql: r.result.compiledSql } : {}),
+  }));
+  try {
+    writeArtifacts({ compiled: p.compiled, selected: runNodes(p, o), runs, invocationId: randomUUID(), elapsedMs: ran.result.durationMs, args: o.artifacts!.args, threads: ran.threads });
+  } catch (err) {
+    o.logger.log('warn', `could not write the run artifacts (target/manifest.json, target/run_results.json): ${(err as Error).message}`);
+  }
+}
+
+async function runPlan(plan: BuildPlan, o: BuildExecutionOptions): Promise<PlanRun> {
   const skipSeeds = o.verb === 'test' || o.noSeeds;
   const nodes: BuildNode[] = plan.nodes.map((n) => ({ ...n, presetSkip: n.task.kind === 'seed' && skipSeeds }));
   const schemas = new Map<string, SchemaRef>();
@@ -152,5 +192,5 @@ export async function executePlan(plan: BuildPlan, o: BuildExecutionOptions): Pr
     thread: r.status !== 'skipped' ? (r.result?.thread ?? null) : null,
   }));
   const tests = result.records.flatMap((r) => r.result?.tests ?? []);
-  return { records, timing, durationMs: performance.now() - started, tests };
+  return { result: { records, timing, durationMs: performance.now() - started, tests }, raw: result.records, threads: handle.threads };
 }

@@ -61,6 +61,7 @@ export async function executePrepared(args: BuildArgs, verb: 'run' | 'test', p: 
       logLevel: level,
       state: process.env.SERVICE_STATE || undefined,
       hooks: modelHooks(p, logger),
+      artifacts: { args: { which: verb, target: args.target ?? p.targetName, select: args.select, exclude: args.exclude, full_refresh: args.fullRefresh, threads: args.threads, vars: args.vars ?? {} } },
       ...(ahead ? { ahead } : {}),
       beforeStart: ({ actor, threads, failedOutcome }) => {
         actorRef = actor;

@@ -19,7 +19,7 @@ import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
 import { conditionHolds } from '../project/dbt/dbt-tests.js';
 import { runDbtSnapshot } from './dbt-snapshot.js';
-import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, WireModelTask, WireTask } from './node-task.js';
+import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, TestTask, WireModelTask, WireTask } from './node-task.js';
 
 export interface ExecuteContext {
   readonly session: TargetSession;
@@ -40,6 +40,27 @@ const near = <M>(specifier: string) => importNear<M>(import.meta.url, specifier)
 const incremental = () => near<typeof import('./incremental.js')>('./incremental.js');
 const seedTable = () => near<typeof import('../seeds/seed-table.js')>('../seeds/seed-table.js');
 const nodeIndex = () => near<typeof import('../compile/node-index.js')>('../compile/node-index.js');
+const liveRender = () => near<typeof import('../project/dbt/live-render.js')>('../project/dbt/live-render.js');
+
+/** A dbt test that asks the database while it renders: its count query rendered now (live-render.ts). */
+async function liveTests(task: TestTask, ctx: ExecuteContext): Promise<readonly PlannedTest[]> {
+  const { renderLive, queryTable, liveEngine } = await liveRender();
+  const { sql } = await renderLive(await liveEngine(), task.live!, async (q) => queryTable(await ctx.session.query(q)), ctx.logger);
+  return task.tests.map((t) => (t.test.kind === 'sql' ? { ...t, test: { ...t.test, sql } } : t));
+}
+
+/** A dbt model that asks the database while it renders: rendered now, its parents built (live-render.ts). */
+async function withLiveSql(task: WireModelTask, ctx: ExecuteContext): Promise<WireModelTask> {
+  if (task.live === undefined) return task;
+  const { renderLive, queryTable, liveEngine } = await liveRender();
+  try {
+    const out = await renderLive(await liveEngine(), task.live, async (sql) => queryTable(await ctx.session.query(sql)), ctx.logger);
+    return { ...task, sql: out.sql, ...(out.incrementalSql !== undefined && task.dbt ? { dbt: { ...task.dbt, incrementalSql: out.incrementalSql } } : {}) };
+  } catch (err) {
+    if (err instanceof EngineError && err.code === 'cancelled') throw err;
+    throw EngineError.wrap(`could not compile model '${task.name}'`, err, 'node');
+  }
+}
 
 export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   switch (task.kind) {
@@ -50,7 +71,8 @@ export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<
     case 'test': {
       const tests: TestResult[] = [];
       try {
-        return { rows: 0, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, ctx.session, ctx.logger, tests, task.on ?? task.table), tests };
+        const planned = task.live === undefined ? task.tests : await liveTests(task, ctx);
+        return { rows: 0, bytes: 0, warnings: await runTests(task.name, planned, task.relation, ctx.session, ctx.logger, tests, task.on ?? task.table), tests };
       } catch (err) {
         if (err instanceof EngineError && err.code === 'cancelled') throw err;
         // The node fails with the same text; the outcome keeps which tests ran.
@@ -60,8 +82,9 @@ export async function executeNode(task: WireTask, ctx: ExecuteContext): Promise<
   }
 }
 
-async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
+async function executeModel(wire: WireModelTask, ctx: ExecuteContext): Promise<NodeOutcome> {
   const { session, settings } = ctx;
+  const task = await withLiveSql(wire, ctx);
   const opts = { modelName: task.name, runId: settings.runId, dropCascade: task.config.drop_cascade, ...(task.existing !== undefined ? { existing: task.existing } : {}) };
   for (const [i, stmt] of task.pre.entries()) {
     await session.exec(stmt).catch((err) => {
@@ -99,11 +122,12 @@ async function executeModel(task: WireModelTask, ctx: ExecuteContext): Promise<N
     });
   }
   const tests: TestResult[] = [];
+  const compiled = task.live !== undefined ? { compiledSql: task.sql } : {};
   try {
-    return { rows, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, session, ctx.logger, tests, task.table), tests };
+    return { rows, bytes: 0, warnings: await runTests(task.name, task.tests, task.relation, session, ctx.logger, tests, task.table), tests, ...compiled };
   } catch (err) {
     if (err instanceof EngineError && err.code === 'cancelled') throw err;
-    return { rows, bytes: 0, warnings: [], failure: errorChain(err), tests };
+    return { rows, bytes: 0, warnings: [], failure: errorChain(err), tests, ...compiled };
   }
 }
 

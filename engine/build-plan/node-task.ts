@@ -8,6 +8,7 @@
  */
 import type { IndexedNode } from '../compile/node-index.js';
 import type { DbtSnapshotSpec } from './dbt-snapshot.js';
+import type { DbtLiveRecipe } from '../project/dbt/live-render.js';
 import type { RenderableModel } from '../compile/render-model.js';
 import type { DataTest } from '../project/data-tests.js';
 import type { IncrementalStyle, ModelConfig } from '../project/model-config.js';
@@ -52,6 +53,8 @@ export interface ModelTask {
   readonly existing?: RelationKind | null;
   /** Set for models of a dbt project: how its incremental runs go (engine/build-plan/dbt-incremental.ts). */
   readonly dbt?: DbtModelRun;
+  /** A dbt model rendered again, with `execute` true, on the thread that runs it (engine/project/dbt/live-render.ts). */
+  readonly live?: DbtLiveRecipe;
 }
 
 /** A dbt model's incremental behaviour, rendered at compile time. */
@@ -92,6 +95,8 @@ export interface TestTask {
   readonly tests: readonly PlannedTest[];
   /** A test node (dbt projects): what it tests, as its result lines name it (the record keeps the test's name). */
   readonly on?: string;
+  /** A dbt test rendered again, with `execute` true, when it runs (engine/project/dbt/live-render.ts). */
+  readonly live?: DbtLiveRecipe;
 }
 
 export type NodeTask = ModelTask | SeedTask | TestTask;
@@ -141,6 +146,8 @@ export interface NodeOutcome {
   readonly failure?: string;
   /** Every data test that ran, in order (a failing one last). */
   readonly tests?: readonly TestResult[];
+  /** A dbt model rendered when it ran (live-render.ts): the SQL it ran. */
+  readonly compiledSql?: string;
   /** The id of the worker thread that ran the node (debug output shows it). */
   readonly thread?: number;
 }

@@ -51,6 +51,7 @@ export function modelTask(cp: CompiledProject, m: CompiledModel, fullRefresh: bo
     post: m.post,
     tests: plannedTests(cp, m),
     ...(m.dbt ? { dbt: m.dbt } : {}),
+    ...(m.live ? { live: m.live } : {}),
     recipe: {
       model: { name: m.name, config: m.source.config, hasFrontMatter: m.source.hasFrontMatter, naming },
       template: m.template,
@@ -72,7 +73,7 @@ export function seedTask(n: Extract<CompiledNode, { kind: 'seed' }>): SeedTask {
 
 /** A test node (dbt projects): its one query, named after the test, run against the tested relation. */
 export function testNodeTask(t: CompiledTest): TestTask {
-  return { kind: 'test', name: t.name, table: t.name, relation: relationOf(t.source.naming), tests: [{ test: t.test }], on: t.source.naming.fullName };
+  return { kind: 'test', name: t.name, table: t.name, relation: relationOf(t.source.naming), tests: [{ test: t.test }], on: t.source.naming.fullName, ...(t.live ? { live: t.live } : {}) };
 }
 
 export function testTask(cp: CompiledProject, m: CompiledModel): TestTask {

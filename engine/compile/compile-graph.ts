@@ -192,6 +192,8 @@ export function resolvedMode(n: CompiledNode, fullRefresh: boolean): string {
   if (n.kind === 'test') return 'test';
   if (n.dbt?.snapshot) return 'snapshot';
   if (n.dbt?.fullRefresh === false) return n.config.mode;
+  // dbt's --full-refresh rebuilds tables and incremental models; a view stays a view.
+  if (n.source.style === 'dbt' && n.config.mode === 'view') return 'view';
   return fullRefresh ? 'full-refresh' : n.config.mode;
 }
 

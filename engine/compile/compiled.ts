@@ -9,6 +9,7 @@ import type { ModelSource, Project, SeedSource } from '../project/load.js';
 import type { ModelConfig } from '../project/model-config.js';
 import type { NodeName } from '../project/naming.js';
 import type { DbtModelRun, DbtSeedLoad } from '../build-plan/node-task.js';
+import type { DbtLiveRecipe } from '../project/dbt/live-render.js';
 import type { RenderEnv } from './render-model.js';
 
 export type TargetType = 'postgres' | 'duckdb' | '';
@@ -31,6 +32,8 @@ export interface CompiledModel {
   readonly templatePrefix: string;
   /** dbt projects: incremental strategy and the is_incremental() rendering. */
   readonly dbt?: DbtModelRun;
+  /** dbt projects: a model whose render asks the database renders again when it runs (engine/project/dbt/live-render.ts). */
+  readonly live?: DbtLiveRecipe;
 }
 
 export interface CompiledSeed {
@@ -61,6 +64,8 @@ export interface CompiledTest {
   readonly test: DataTest;
   /** A source freshness check (`build test --freshness`), not a data test. */
   readonly freshness?: boolean;
+  /** A test whose render asks the database renders again when it runs (engine/project/dbt/live-render.ts). */
+  readonly live?: DbtLiveRecipe;
 }
 
 export type CompiledNode = CompiledModel | CompiledSeed | CompiledTest;

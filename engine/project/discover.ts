@@ -6,7 +6,7 @@
  * order of their relative paths. One readdir per directory: a 10,000-model
  * tree is walked in tens of milliseconds.
  */
-import { readdirSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isConfigFileName } from './config.js';
 
@@ -132,6 +132,8 @@ function walk(dir: string, rel: string, st: WalkState, isRoot: boolean): void {
     if (e.isSymbolicLink()) st.onLink?.();
     if (isDir(e, abs)) {
       if (e.name === 'node_modules') continue;
+      // The run artifacts folder `build run` writes (engine/build-plan/artifacts.ts): its SQL copies are no models.
+      if (isRoot && rel === '' && e.name === 'target' && existsSync(`${abs}/manifest.json`)) continue;
       walk(abs, childRel, st, false);
       continue;
     }

@@ -4,6 +4,7 @@
  * quoting), plain text for messages (`<t>`), and the temp relation of a model
  *
  */
+import { createHash } from 'node:crypto';
 import type { Relation, SchemaRef } from './target.js';
 
 export function quoteIdent(part: string): string {
@@ -29,15 +30,23 @@ const TMP_PREFIX = '_service_tmp_';
 
 /**
  * `"<schema>"."_service_tmp_<safe>_<runid>"` in the model's schema and
- * database: `<safe>` is the name with every character outside [A-Za-z0-9_]
- * replaced by `_`, cut so the whole identifier fits 63 bytes (all ASCII, so
- * bytes = characters).
+ * database: `<safe>` is the name when it is all [A-Za-z0-9_] and the whole
+ * identifier fits 63 bytes. Otherwise `<safe>` is the name with every other
+ * character replaced by `_`, cut to fit, then `_` and 8 hex of the full
+ * name's SHA-1 — so two models whose long names share a prefix, or differ
+ * only in replaced characters, never share a temp table when they run at
+ * the same time. The name still ends in `_<runid>` (engine/targets/temp-sweep.ts).
  */
 export function tempRelation(rel: Relation, runId: string): Relation {
   const safe = rel.name.replace(/[^A-Za-z0-9_]/g, '_');
   const room = MAX_IDENTIFIER_BYTES - TMP_PREFIX.length - 1 - runId.length;
-  const name = `${TMP_PREFIX}${safe.slice(0, Math.max(0, room))}_${runId}`;
+  const middle = safe === rel.name && safe.length <= room ? safe : `${safe.slice(0, Math.max(0, room - 9))}_${nameHash(rel.name)}`;
+  const name = `${TMP_PREFIX}${middle}_${runId}`;
   return rel.database !== undefined ? { database: rel.database, schema: rel.schema, name } : { schema: rel.schema, name };
+}
+
+function nameHash(name: string): string {
+  return createHash('sha1').update(name).digest('hex').slice(0, 8);
 }
 
 /** `(\n<Q>\n)` so a trailing `--` comment cannot swallow the parenthesis. */

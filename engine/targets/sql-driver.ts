@@ -13,6 +13,8 @@ export interface StatementResult {
   readonly count: number;
   readonly columns: readonly string[];
   readonly rows: readonly (readonly unknown[])[];
+  /** Positions of the columns whose values arrive as text but are numbers (PostgreSQL's int8 and numeric). */
+  readonly numericText?: readonly number[];
 }
 
 export interface SqlDriver {

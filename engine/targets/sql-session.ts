@@ -113,7 +113,7 @@ export class SqlSession<D extends SqlDriver> implements TargetSession {
 
   async query(sql: string): Promise<QueryResult> {
     const r = await this.driver.query(sql);
-    return { count: r.count, columns: r.columns, rows: r.rows };
+    return { count: r.count, columns: r.columns, rows: r.rows, ...(r.numericText ? { numericText: r.numericText } : {}) };
   }
 
   async countQuery(sql: string): Promise<number> {

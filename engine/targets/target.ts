@@ -107,6 +107,8 @@ export interface QueryResult {
   readonly count: number;
   readonly columns: readonly string[];
   readonly rows: readonly (readonly unknown[])[];
+  /** See StatementResult.numericText. */
+  readonly numericText?: readonly number[];
 }
 
 export interface TargetSession {

@@ -96,6 +96,8 @@ export function compileMacroDefinition(c: MacroCompiler, node: NjNode, frame: Nj
     `var ${funcId} = jinja.makeMacro(${JSON.stringify(name)}, ${JSON.stringify(argNames)}, ${JSON.stringify(kwargNames)}, ${catchVarargs}, ${catchKwargs}, function (${realNames.join(', ')}) {`,
     'var callerFrame = frame;',
     `frame = ${keepFrame ? 'frame.push(true);' : 'new runtime.Frame();'}`,
+    // `return()` leaves a macro by throwing (jinja-runtime.ts): the frame is restored either way.
+    'try {',
     'if (Object.prototype.hasOwnProperty.call(kwargs, "caller")) { frame.set("caller", kwargs.caller); }',
   );
   for (const n of argNames) {
@@ -120,10 +122,10 @@ export function compileMacroDefinition(c: MacroCompiler, node: NjNode, frame: Nj
   const file = typeof node.file === 'string' ? node.file : undefined;
   if (file !== undefined) c._emitLine('try {');
   c._withScopedSyntax(() => c.compile(body, inner));
-  c._emitLine(`frame = ${keepFrame ? 'frame.pop();' : 'callerFrame;'}`);
   c._emitLine(`return new runtime.SafeString(${bufferId});`);
   // A macro from a macro file: an error inside it names the macro, its file and line (see macroErrorAt).
   if (file !== undefined) c._emitLine(`} catch (e) { throw jinja.macroError(e, ${JSON.stringify(name)}, ${JSON.stringify(file)}, lineno, colno); }`);
+  c._emitLine('} finally { frame = callerFrame; }');
   c._emitLine('});');
   c._popBuffer();
   return funcId;

@@ -52,11 +52,16 @@ export interface JinjaRuntime {
 }
 
 /**
- * `return(v)` records `v` in the innermost macro call's slot; the first
- * recorded value wins and becomes the call's result (text after it still
- * renders, but is discarded with the macro's output).
+ * `return(v)` records `v` in the innermost macro call's slot and stops the
+ * macro there, as dbt's `return` (an exception in Python) does: the rest of
+ * the macro does not run, so `{% if not execute %}{{ return('') }}{% endif %}`
+ * guards what follows. The value becomes the call's result.
  */
 const returnSlots: { set: boolean; value: unknown }[] = [];
+
+class MacroReturned {
+  constructor(readonly slot: { set: boolean; value: unknown }) {}
+}
 
 export function macroReturn(value: unknown): string {
   const slot = returnSlots[returnSlots.length - 1];
@@ -65,7 +70,7 @@ export function macroReturn(value: unknown): string {
     slot.set = true;
     slot.value = value;
   }
-  return '';
+  throw new MacroReturned(slot);
 }
 
 export const jinjaRuntime: JinjaRuntime = {
@@ -134,10 +139,13 @@ export const jinjaRuntime: JinjaRuntime = {
   macroError,
   returnable(macro) {
     const wrapped = function (this: unknown, ...args: unknown[]) {
-      returnSlots.push({ set: false, value: undefined });
+      const mine = { set: false, value: undefined as unknown };
+      returnSlots.push(mine);
       let out: unknown;
       try {
         out = macro.apply(this, args);
+      } catch (err) {
+        if (!(err instanceof MacroReturned && err.slot === mine)) throw err;
       } finally {
         const slot = returnSlots.pop()!;
         if (slot.set) out = slot.value;

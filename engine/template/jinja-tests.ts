@@ -8,7 +8,11 @@ import { isPlainObject, Namespace } from './py-values.js';
 
 type Test = (value: unknown, ...args: unknown[]) => boolean;
 
-const isMapping = (v: unknown): boolean => isPlainObject(v) || v instanceof Namespace || v instanceof Map;
+/** An object of the host's that is a mapping in Python (dbt's Relation) says so with this symbol. */
+export const MAPPING_MARK = Symbol.for('jinja.mapping');
+
+const isMapping = (v: unknown): boolean =>
+  isPlainObject(v) || v instanceof Namespace || v instanceof Map || (typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[MAPPING_MARK] === true);
 
 export const jinjaTests: Readonly<Record<string, Test>> = {
   // A context function written in TypeScript may hand back undefined for None.

@@ -133,7 +133,12 @@ export function memberLookup(obj: unknown, key: unknown): unknown {
   }
   if ((Array.isArray(obj) || typeof obj === 'string') && typeof key === 'number' && key < 0) return obj[obj.length + key];
   const value = (obj as Record<string | number, unknown>)[key as string];
-  if (typeof value === 'function') return (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(obj, args);
+  if (typeof value === 'function') {
+    const bound = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(obj, args);
+    // A callable that also has attributes (Python's `datetime.datetime(...)` and `datetime.datetime.now()`) keeps them.
+    for (const k in value) (bound as unknown as Record<string, unknown>)[k] = (value as unknown as Record<string, unknown>)[k];
+    return bound;
+  }
   return value;
 }
 

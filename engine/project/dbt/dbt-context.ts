@@ -7,34 +7,20 @@
  * compile stage has no connection, and a wrong guess would change the SQL.
  */
 import { EngineError } from '../../errors.js';
-import { lookupVar } from '../../home-env.js';
+import { dbtEnvVar } from './dbt-env.js';
 import type { Logger } from '../../log.js';
 import { callArgs } from '../../template/call-args.js';
+import { pyCompare } from '../../template/py-compare.js';
 import { macroReturn } from '../../template/jinja-runtime.js';
 import { pyModules, runStartedAt } from './py-modules.js';
 import type { QueryTable } from './sync-query.js';
+import { agateTable } from './agate.js';
+import { dbtAdapter } from './dbt-adapter.js';
+import type { MacroScopes } from './macro-scopes.js';
+import { DbtRelation } from './relation.js';
 
-/** A relation as templates see it: prints as its quoted name, exposes its parts. */
-export class DbtRelation {
-  constructor(
-    readonly database: string | undefined,
-    readonly schema: string,
-    readonly identifier: string,
-  ) {}
-  get name(): string {
-    return this.identifier;
-  }
-  get table(): string {
-    return this.identifier;
-  }
-  render(): string {
-    return this.toString();
-  }
-  toString(): string {
-    const q = (s: string) => (/^[a-z_][a-z0-9_$]*$/.test(s) ? s : `"${s.replaceAll('"', '""')}"`);
-    return [this.database, this.schema, this.identifier].filter((p): p is string => p !== undefined && p !== '').map(q).join('.');
-  }
-}
+export { DbtRelation } from './relation.js';
+export { agateTable } from './agate.js';
 
 /** What ref()/source() hand back: a relation, or (an ephemeral model) the name of its inlined CTE. */
 export type Resolved = { readonly key: string; readonly value: DbtRelation | string };
@@ -56,38 +42,15 @@ export interface DbtEnv {
   readonly query: (sql: string) => QueryTable;
 }
 
-/**
- * What run_query / load_result hand back, shaped like dbt's agate table:
- * iterable rows (each indexable by position and by column name),
- * `.rows`, `.columns[i].values()`, `.column_names`.
- */
-export function agateTable(t: QueryTable): unknown[] {
-  const rows = t.rows.map((r) => Object.assign([...r], Object.fromEntries(t.columns.map((c, i) => [c, r[i]]))));
-  return Object.assign([...rows], {
-    rows,
-    column_names: [...t.columns],
-    columns: t.columns.map((name, i) => new AgateColumn(name, rows.map((r) => r[i]))),
-  });
-}
 
-/** A class, not a mapping: `.values()` must be the column's values, not a dict's. */
-class AgateColumn {
-  constructor(
-    readonly name: string,
-    private readonly data: readonly unknown[],
-  ) {}
-  values(): unknown[] {
-    return [...this.data];
-  }
-}
-
-const sqlString = (v: unknown) => `'${String(v).replaceAll("'", "''")}'`;
 
 /** One render's mutable results: dependencies found, config() calls, the nunjucks context (for macro lookups). */
 export interface RenderState {
   readonly deps: Set<string>;
   config: Record<string, unknown>;
   nj?: { lookup(name: string): unknown };
+  /** The render's macro namespaces (packages, `dbt`); set by the loader's render. */
+  scopes?: MacroScopes;
 }
 
 export interface RenderSubject {
@@ -96,9 +59,29 @@ export interface RenderSubject {
   readonly this?: DbtRelation;
   readonly isIncremental: boolean;
   readonly modelConfig?: Readonly<Record<string, unknown>>;
+  /** 'model' unless said otherwise ('test', 'seed', 'snapshot'). */
+  readonly resourceType?: string;
 }
 
 const fail = (file: string, msg: string) => new EngineError('compile', `${file}: ${msg}`);
+
+function pySet(xs: unknown): unknown[] {
+  const items = [...new Set(Array.isArray(xs) ? xs : xs === null || xs === undefined ? [] : typeof xs === 'string' ? [...xs] : Object.keys(xs as object))];
+  try {
+    return items.sort(pyCompare);
+  } catch {
+    return items; // values Python cannot order either: insertion order
+  }
+}
+
+/** dbt's Python helpers in the context. */
+const PY_GLOBALS: Readonly<Record<string, unknown>> = {
+  tojson: (v: unknown) => JSON.stringify(v),
+  fromjson: (s: unknown) => JSON.parse(String(s)),
+  zip: (...xs: unknown[][]) => (xs[0] ?? []).map((_, i) => xs.map((x) => x[i])),
+  // Python's set: unique values; kept sorted so two sets of the same values compare equal with `==`.
+  set: (xs: unknown) => pySet(xs),
+};
 
 export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderState): Record<string, unknown> {
   const { file } = subject;
@@ -119,37 +102,8 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     },
   );
   const lookupMacro = (name: string): unknown => state.nj?.lookup(name);
-  const adapterType = String(env.target.type);
-  const adapter = {
-    type: () => adapterType,
-    dispatch: (...args: unknown[]) => {
-      const { positional, kwargs } = callArgs(args);
-      const name = String(positional[0] ?? kwargs.macro_name ?? '');
-      const ns = (positional[1] ?? kwargs.macro_namespace) as string | undefined;
-      const names = [`${adapterType}__${name}`, `default__${name}`, ...(adapterType === 'duckdb' ? [`postgres__${name}`] : [])];
-      for (const n of names) {
-        const m = lookupMacro(n);
-        if (typeof m === 'function') return m;
-      }
-      throw fail(file, `adapter.dispatch('${name}'${ns ? `, '${ns}'` : ''}): no macro ${names.join(' or ')} found`);
-    },
-    quote: (s: unknown) => `"${String(s).replaceAll('"', '""')}"`,
-    get_relation: (...args: unknown[]) => {
-      const { positional, kwargs } = callArgs(args);
-      const [database, schema, identifier] = [kwargs.database ?? positional[0], kwargs.schema ?? positional[1], kwargs.identifier ?? positional[2]];
-      const t = env.query(`select table_name from information_schema.tables where table_schema = ${sqlString(schema)} and table_name = ${sqlString(identifier)}`);
-      return t.rows.length === 0 ? null : new DbtRelation(adapterType === 'duckdb' && database ? String(database) : undefined, String(schema), String(identifier));
-    },
-    get_columns_in_relation: (relation: unknown) => {
-      const r = relation as DbtRelation;
-      const t = env.query(`select column_name, data_type from information_schema.columns where table_schema = ${sqlString(r.schema)} and table_name = ${sqlString(r.identifier)} order by ordinal_position`);
-      return t.rows.map((row) => ({ name: row[0], column: row[0], data_type: row[1], dtype: row[1], quoted: `"${String(row[0])}"` }));
-    },
-    execute: (sql: unknown) => {
-      const t = env.query(String(sql));
-      return [{ code: 'OK', rows_affected: t.rows.length }, agateTable(t)];
-    },
-  };
+  const { adapter, api, loadRelation } = dbtAdapter(env, state, file);
+  const testConfigOf = (k: string) => (k in state.config ? state.config[k] : subject.modelConfig?.[k]);
   const results = new Map<string, unknown>();
   const ctx: Record<string, unknown> = {
     ...env.vars,
@@ -174,7 +128,7 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     },
     config: configFn,
     this: subject.this,
-    model: { name: subject.name, original_file_path: file, config: subject.modelConfig ?? {} },
+    model: { name: subject.name, original_file_path: file, config: subject.modelConfig ?? {}, package_name: env.projectName, resource_type: subject.resourceType ?? 'model', unique_id: `${subject.resourceType ?? 'model'}.${env.projectName}.${subject.name}` },
     is_incremental: () => subject.isIncremental,
     should_full_refresh: () => env.fullRefresh && (state.config.full_refresh ?? subject.modelConfig?.full_refresh) !== false,
     var: (...args: unknown[]) => {
@@ -187,22 +141,28 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     env_var: (...args: unknown[]) => {
       const { positional } = callArgs(args);
       const name = String(positional[0] ?? '');
-      const v = lookupVar(name, env.stepEnv);
+      const v = dbtEnvVar(name, env.stepEnv);
       if (v !== undefined) return v;
       if (positional.length >= 2) return positional[1];
       throw fail(file, `env_var('${name}') is not set and has no default`);
     },
     target: env.target,
     adapter,
-    run_query: (sql: unknown) => agateTable(env.query(String(sql))),
+    api,
+    load_relation: loadRelation,
+    // dbt: the test's store_failures config, else the --store-failures flag (which we do not have).
+    should_store_failures: () => testConfigOf('store_failures') === true,
+    // As dbt: while `execute` is false (a parse), statements and run_query do not reach the database.
+    run_query: (sql: unknown) => (ctx.execute === false ? null : agateTable(env.query(String(sql)), env.logger)),
     // {% call statement('name', fetch_result=True) %} sql {% endcall %}, then load_result('name').
     statement: (...args: unknown[]) => {
       const { positional, kwargs } = callArgs(args);
       const name = String(positional[0] ?? kwargs.name ?? 'main');
       const caller = kwargs.caller as (() => unknown) | undefined;
       const sql = caller ? String(caller()).trim() : '';
+      if (ctx.execute === false) return '';
       const t = env.query(sql);
-      results.set(name, { table: agateTable(t), data: t.rows, response: { code: 'OK', rows_affected: t.rows.length } });
+      results.set(name, { table: agateTable(t, env.logger), data: t.rows, response: { code: 'OK', rows_affected: t.rows.length } });
       return '';
     },
     load_result: (name: unknown) => results.get(String(name)) ?? null,
@@ -233,12 +193,9 @@ export function dbtContext(env: DbtEnv, subject: RenderSubject, state: RenderSta
     flags: { FULL_REFRESH: env.fullRefresh, WHICH: 'run' },
     project_name: env.projectName,
     dbt_version: '1.8.0',
-    tojson: (v: unknown) => JSON.stringify(v),
-    fromjson: (s: unknown) => JSON.parse(String(s)),
-    zip: (...xs: unknown[][]) => (xs[0] ?? []).map((_, i) => xs.map((x) => x[i])),
-    set: (xs: unknown[]) => [...new Set(xs ?? [])],
-    __dbt_invoke: (name: string, kwargs: Record<string, unknown>) => {
-      const m = lookupMacro(name);
+    ...PY_GLOBALS,
+    __dbt_invoke: (name: string, kwargs: Record<string, unknown>, pkg?: string) => {
+      const m = pkg !== undefined ? state.scopes?.find(pkg, name) : (state.scopes?.findAnywhere(name) ?? lookupMacro(name));
       if (typeof m !== 'function') throw fail(file, `test macro '${name}' not found`);
       return (m as (...a: unknown[]) => unknown)({ ...kwargs, __keywords: true });
     },

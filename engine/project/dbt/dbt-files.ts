@@ -75,7 +75,9 @@ export function findDbtFiles(root: string, pf: DbtProjectFile, logger: Logger): 
     else if (ext(f) !== 'md') unused(f, 'macro folders hold .sql macro files');
   });
   each(pf.testPaths, (f) => {
-    if (ext(f) === 'sql') files.tests.push(f);
+    // `<test path>/fixtures/` holds unit-test fixtures (dbt reads them only for unit tests, which we do not run).
+    if (f.rel === 'fixtures' || f.rel.startsWith('fixtures/')) logger.log('debug', `${f.file}: a unit-test fixture (unit tests are not run)`);
+    else if (ext(f) === 'sql') files.tests.push(f);
     else if (isYaml(f)) files.properties.push(f);
     else unused(f, 'test folders hold .sql tests');
   });

@@ -28,11 +28,13 @@ export interface DbtProjectFile {
   readonly tests: Readonly<Record<string, unknown>>;
   readonly onRunStart: readonly string[];
   readonly onRunEnd: readonly string[];
+  /** `dispatch:` — macro namespace → the packages adapter.dispatch searches, in order. */
+  readonly dispatch: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Keys that only describe the project (no effect on what is built). */
 const DESCRIPTIVE = new Set(['name', 'version', 'config-version', 'profile', 'require-dbt-version', 'clean-targets', 'target-path', 'log-path', 'packages-install-path', 'docs-paths', 'asset-paths', 'analysis-paths', 'flags', 'query-comment', 'quoting']);
-const USED = new Set(['model-paths', 'source-paths', 'seed-paths', 'data-paths', 'macro-paths', 'test-paths', 'snapshot-paths', 'vars', 'models', 'seeds', 'snapshots', 'tests', 'data_tests', 'on-run-start', 'on-run-end', 'sources']);
+const USED = new Set(['model-paths', 'source-paths', 'seed-paths', 'data-paths', 'macro-paths', 'test-paths', 'snapshot-paths', 'vars', 'models', 'seeds', 'snapshots', 'tests', 'data_tests', 'on-run-start', 'on-run-end', 'sources', 'dispatch']);
 
 export const isDbtProject = (dir: string): boolean => existsSync(join(dir, DBT_PROJECT_FILE));
 
@@ -51,6 +53,21 @@ function mapping(doc: Record<string, unknown>, key: string): Record<string, unkn
   if (v === undefined || v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v)) throw new EngineError('load', `${DBT_PROJECT_FILE}: ${key} must be a mapping`);
   return v as Record<string, unknown>;
+}
+
+function dispatchConfig(v: unknown): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  if (v === undefined || v === null) return out;
+  if (!Array.isArray(v)) throw new EngineError('load', `${DBT_PROJECT_FILE}: dispatch must be a list of {macro_namespace, search_order}`);
+  v.forEach((e: unknown, i) => {
+    const entry = (e ?? {}) as { macro_namespace?: unknown; search_order?: unknown };
+    const order = entry.search_order;
+    if (typeof entry.macro_namespace !== 'string' || !Array.isArray(order) || order.some((x) => typeof x !== 'string')) {
+      throw new EngineError('load', `${DBT_PROJECT_FILE}: dispatch[${i}] needs macro_namespace (a name) and search_order (a list of package names)`);
+    }
+    out.set(entry.macro_namespace, order as string[]);
+  });
+  return out;
 }
 
 const hooks = (v: unknown): string[] => (v === undefined || v === null ? [] : Array.isArray(v) ? v.map(String) : [String(v)]);
@@ -84,5 +101,6 @@ export function loadDbtProjectFile(root: string, logger: Logger): DbtProjectFile
     tests: { ...mapping(d, 'tests'), ...mapping(d, 'data_tests') },
     onRunStart: hooks(d['on-run-start']),
     onRunEnd: hooks(d['on-run-end']),
+    dispatch: dispatchConfig(d.dispatch),
   };
 }

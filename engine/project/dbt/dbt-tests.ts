@@ -16,19 +16,22 @@ export interface TestConfig {
   readonly failCalc: string;
   readonly enabled: boolean;
   readonly tags: readonly string[];
+  /** The merged config as written (what `config.get()` / `should_store_failures()` read in the test's template). */
+  readonly raw: Readonly<Record<string, unknown>>;
 }
 
-const CONFIG_KEYS = new Set(['severity', 'where', 'warn_if', 'error_if', 'fail_calc', 'enabled', 'tags', 'meta', 'alias', 'limit', 'store_failures', 'store_failures_as', 'database', 'schema']);
+/** Keys of a test entry that are its config, whether under `config:` or beside the arguments. */
+export const TEST_CONFIG_KEYS: ReadonlySet<string> = new Set(['severity', 'where', 'warn_if', 'error_if', 'fail_calc', 'enabled', 'tags', 'meta', 'alias', 'limit', 'store_failures', 'store_failures_as', 'database', 'schema']);
 const IGNORED_OK = new Set(['meta', 'alias', 'database', 'schema']);
 
 /** Test config from the project tree, the entry's `config:` and its legacy top-level keys (severity, where…). */
 export function testConfig(decl: TestDecl, tree: Readonly<Record<string, unknown>>, warn: (msg: string) => void): TestConfig {
   const inline = (decl.args.config ?? {}) as Record<string, unknown>;
-  const legacy = Object.fromEntries(Object.entries(decl.args).filter(([k]) => CONFIG_KEYS.has(k)));
+  const legacy = Object.fromEntries(Object.entries(decl.args).filter(([k]) => TEST_CONFIG_KEYS.has(k)));
   const c = { ...tree, ...legacy, ...inline };
   for (const k of Object.keys(c)) {
-    if (!CONFIG_KEYS.has(k)) warn(`test config '${k}' is not supported and has no effect`);
-    else if ((k === 'store_failures' || k === 'store_failures_as') && c[k]) warn(`test config '${k}' is not supported: failing rows are counted, not stored`);
+    if (!TEST_CONFIG_KEYS.has(k)) warn(`test config '${k}' is not supported and has no effect`);
+    else if ((k === 'store_failures' || k === 'store_failures_as') && c[k]) warn(`test config '${k}': failing rows are counted, not stored in a table`);
     else if (k === 'limit' && c[k] !== null && c[k] !== undefined) warn(`test config 'limit' is not supported: every failing row is counted`);
     else if (IGNORED_OK.has(k)) continue;
   }
@@ -45,6 +48,7 @@ export function testConfig(decl: TestDecl, tree: Readonly<Record<string, unknown
     failCalc: String(c.fail_calc ?? 'count(*)'),
     enabled: c.enabled !== false,
     tags: Array.isArray(c.tags) ? c.tags.map(String) : c.tags ? [String(c.tags)] : [],
+    raw: c,
   };
 }
 
@@ -117,7 +121,7 @@ export function testNodeName(decl: TestDecl, on: string): string {
   const extra: string[] = [];
   // Arguments by name, as dbt names its test nodes (`relationships_orders_customer_id__customer_id__ref_customers_`).
   for (const [k, v] of Object.entries(decl.args).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (k === 'config' || k === 'column_name' || CONFIG_KEYS.has(k) || k === 'quote') continue;
+    if (k === 'config' || k === 'column_name' || TEST_CONFIG_KEYS.has(k) || k === 'quote') continue;
     if (Array.isArray(v)) extra.push(...v.map(slug));
     else if (typeof v !== 'object') extra.push(slug(v));
   }

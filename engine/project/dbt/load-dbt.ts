@@ -23,16 +23,21 @@ import { emptyConfig } from '../config.js';
 import type { NodeName } from '../naming.js';
 import type { ModelSource, Project, SeedSource } from '../load.js';
 import { mergeConfig, treeConfig } from './config-tree.js';
+import { withScopes } from './macro-scopes.js';
+import { cteRelation } from './relation.js';
 import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState, type Resolved } from './dbt-context.js';
 import { findDbtFiles } from './dbt-files.js';
 import { loadMacros } from './dbt-macros.js';
 import { loadDbtProjectFile } from './dbt-project-file.js';
-import { builtinTestSql, countSql, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
+import { builtinTestSql, countSql, TEST_CONFIG_KEYS, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
 import { freshnessSql } from './freshness.js';
 import { resolveProfile } from './profiles.js';
 import { SyncQuery } from './sync-query.js';
 import { emptyProperties, readProperties, type SourceTableProps, type TestDecl } from './properties.js';
 import { incrementalRun, modelConfig, persistDocs, snapshotSpec, type ModelEntry } from './model-entry.js';
+import { renderedProjectFile } from './project-config-jinja.js';
+import { ParseGate } from './parse-gate.js';
+import { injectCtes, liveRecipes, packValue, relationParts, type DbtLiveRecipe } from './live-render.js';
 import { checkConfigKeys, materializedMode, SEED_KEYS, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
 
 export interface DbtBuildRequest {
@@ -67,19 +72,20 @@ export function compileDbtBuild(req: DbtBuildRequest, logger: Logger): DbtBuild 
 
 function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[]): DbtBuild {
   const root = req.root;
-  const pf = loadDbtProjectFile(root, logger);
-  const profile = resolveProfile(root, pf.profile, { profilesDir: req.profilesDir, target: req.target, stepEnv: req.stepEnv });
+  const pf0 = loadDbtProjectFile(root, logger);
+  const profile = resolveProfile(root, pf0.profile, { profilesDir: req.profilesDir, target: req.target, stepEnv: req.stepEnv });
   const targetType = profile.connection.type as 'postgres' | 'duckdb';
   const targetSchema = String(profile.target.schema);
   // vars: global keys, then the ones scoped to this project's name, then --vars.
-  const scoped = pf.vars[pf.name];
-  const vars = { ...pf.vars, ...(scoped && typeof scoped === 'object' && !Array.isArray(scoped) ? (scoped as Record<string, unknown>) : {}), ...(req.vars ?? {}) };
+  const scoped = pf0.vars[pf0.name];
+  const vars = { ...pf0.vars, ...(scoped && typeof scoped === 'object' && !Array.isArray(scoped) ? (scoped as Record<string, unknown>) : {}), ...(req.vars ?? {}) };
+  const engine = createNunjucksEngine();
+  const pf = renderedProjectFile(pf0, engine, { vars, target: profile.target, stepEnv: req.stepEnv });
   const files = findDbtFiles(root, pf, logger);
   if (pf.onRunStart.length + pf.onRunEnd.length > 0) logger.log('warn', 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run');
   const props = emptyProperties();
   for (const f of files.properties) readProperties(props, f.abs, f.file, logger);
-  const macros = loadMacros(root, files.macros, files.tests, logger);
-  const engine = createNunjucksEngine();
+  const macros = loadMacros(root, files.macros, files.tests, logger, { projectName: pf.name, dispatch: pf.dispatch });
 
   for (const s of props.sources) {
     if (s.freshness && (s.freshness.warn_after || s.freshness.error_after)) {
@@ -126,7 +132,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   // --- naming (dbt's generate_schema_name / generate_alias_name, or a project's override) ---
   const macroCall = (macro: string, args: Record<string, unknown>): string => {
     const state: RenderState = { deps: new Set(), config: {} };
-    const ctx = { ...dbtContext(env(placeholderRef), { name: macro, file: 'macros', isIncremental: false }, state), __args: args };
+    const ctx = dbtContext(env(placeholderRef), { name: macro, file: 'macros', isIncremental: false }, state);
+    Object.assign(ctx, withScopes(engine, macros, state, ctx), { __args: args });
     return engine.render(`__naming_${macro}`, `${CAPTURE}{{ ${macro}(__args.custom, __args.node) }}`, ctx, macro, macros.prefix).trim();
   };
   const schemaFor = (custom: unknown, node: Record<string, unknown>): string => {
@@ -173,14 +180,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   const invocationId = randomUUID();
   let graph: Record<string, unknown> = { nodes: {}, sources: {} };
   let queries: SyncQuery | undefined;
+  const gate = new ParseGate(logger);
   closers.push(() => queries?.close());
-  const namespaceObjects = (state: RenderState) =>
-    Object.fromEntries(
-      [...macros.namespaces].map(([ns, names]) => [
-        ns,
-        Object.fromEntries(names.map((n) => [n, (...a: unknown[]) => (state.nj?.lookup(n) as (...x: unknown[]) => unknown)(...a)])),
-      ]),
-    );
   const refMiss = (name: string, from: string): never => {
     const hint = suggestions(name, [...models.map((m) => ({ name: m.name, file: m.f.file })), ...seedEntries.map((s) => ({ name: s.name, file: s.f.file }))]);
     throw new EngineError('compile', `${from}: ref('${name}') not found.${hint}`);
@@ -194,7 +195,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const m = byName.get(lower(name));
     if (m) {
       if (m.config.enabled === false) throw new EngineError('compile', `${from}: ref('${name}') points at a disabled model`);
-      if (m.config.materialized === 'ephemeral') return { key: lower(name), value: `__dbt__cte__${m.name}` };
+      if (m.config.materialized === 'ephemeral') return { key: lower(name), value: cteRelation(m.name) };
       return { key: lower(name), value: m.relation! };
     }
     const s = seedNames.get(lower(name));
@@ -212,7 +213,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       },
       vars,
       target: profile.target,
-      logger,
+      logger: gate.templateLogger,
       stepEnv: req.stepEnv,
       now,
       graph,
@@ -220,6 +221,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       fullRefresh: req.fullRefresh === true,
       invocationId,
       query: (sql) => {
+        const parsed = gate.intercept();
+        if (parsed) return parsed;
         queries ??= new SyncQuery(profile.connection);
         logger.log('debug', `compile-time query: ${sql}`);
         return queries.query(sql);
@@ -227,14 +230,23 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     };
   }
   const render = (cacheKey: string, file: string, body: string, e: DbtEnv, state: RenderState, subject: { name: string; this?: DbtRelation; isIncremental: boolean; modelConfig?: Record<string, unknown> }, extra: Record<string, unknown> = {}): string => {
-    const ctx = { ...dbtContext(e, { ...subject, file }, state), ...namespaceObjects(state), ...extra };
+    const ctx = dbtContext(e, { ...subject, file }, state);
+    // `execute: false` (a parse) must be in the context the package scopes inherit.
+    if ('execute' in extra) ctx.execute = extra.execute;
+    Object.assign(ctx, withScopes(engine, macros, state, ctx), extra);
     return engine.render(cacheKey, CAPTURE + body, ctx, file, macros.prefix).trim();
   };
 
   // --- phase 1: configs ---
   for (const m of models) {
     const state: RenderState = { deps: new Set(), config: {} };
-    render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config });
+    // dbt's parse: `execute` is false and the database is not asked (refs are placeholders here).
+    const p1 = (extra: Record<string, unknown>) => render(`p1:${m.f.file}`, m.f.file, m.body, env(placeholderRef), state, { name: m.name, isIncremental: false, modelConfig: m.config }, extra);
+    gate.configs(m.f.file, p1, () => {
+      const partial = state.config;
+      state.config = {};
+      return () => (state.config = partial);
+    });
     m.config = mergeConfig(m.config, state.config);
     checkConfigKeys(m.f.file, m.config, m.snapshot ? SNAPSHOT_KEYS : MODEL_KEYS, logger);
     if (!m.snapshot) materializedMode(m.f.file, m.config.materialized ?? 'view');
@@ -267,19 +279,27 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const state: RenderState = { deps: new Set(), config: {} };
     const subject = { name: m.name, this: m.relation, isIncremental: false, modelConfig: m.config };
     // A trailing `;` (harmless to dbt) would break the statement the model is wrapped in.
-    m.sql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), state, subject).replace(/;\s*$/, '');
-    if (m.config.materialized === 'incremental') {
-      m.incrementalSql = render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), { deps: new Set(), config: {} }, { ...subject, isIncremental: true }).replace(/;\s*$/, '');
-    }
+    // As dbt parses: a model that asks the database renders with `execute` false here and again when it runs.
+    // Ephemeral models are inlined into others' SQL, so they keep asking at load.
+    const p2 = (st: RenderState, isIncremental: boolean) => {
+      const once = (extra: Record<string, unknown>) => render(`p2:${m.f.file}`, m.f.file, m.body, env(finalRef), st, { ...subject, isIncremental }, extra);
+      if (m.config.materialized === 'ephemeral') return once({}).replace(/;\s*$/, '');
+      const r = gate.render(m.f.file, once, m.deferred === true);
+      if (r.deferred) m.deferred = true;
+      return r.out.replace(/;\s*$/, '');
+    };
+    m.sql = p2(state, false);
+    if (m.config.materialized === 'incremental') m.incrementalSql = p2({ deps: new Set(), config: {} }, true);
     m.deps = state.deps;
     m.pre = hookSql(m, 'pre_hook', state);
     m.post = [...hookSql(m, 'post_hook', state), ...persistDocs(m)];
-    if (m.sql === '') throw new EngineError('compile', `${m.f.file}: the model renders to no SQL`);
+    // A model rendered again when it runs may be empty at parse (dbt_utils.union_relations is).
+    if (m.sql === '' && !m.deferred) throw new EngineError('compile', `${m.f.file}: the model renders to no SQL`);
   }
 
   // Ephemeral models: their SQL goes into dependents as CTEs, their dependencies become the dependents'.
   const isEphemeral = (k: string) => byName.get(k)?.config.materialized === 'ephemeral';
-  const cteOrder = (m: ModelEntry, out: string[] = [], stack: string[] = []): string[] => {
+  const cteOrder = (m: Pick<ModelEntry, 'deps'>, out: string[] = [], stack: string[] = []): string[] => {
     for (const d of m.deps ?? []) {
       if (!isEphemeral(d) || out.includes(d)) continue;
       if (stack.includes(d)) throw new EngineError('compile', `ephemeral models ref each other in a cycle: ${[...stack, d].join(' -> ')}`);
@@ -288,13 +308,8 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     }
     return out;
   };
-  const withCtes = (m: ModelEntry, sql: string): string => {
-    const ctes = cteOrder(m);
-    if (ctes.length === 0) return sql;
-    const defs = ctes.map((k) => `__dbt__cte__${byName.get(k)!.name} as (\n${byName.get(k)!.sql}\n)`).join(',\n');
-    const lead = /^(\s*(?:--[^\n]*\n\s*|\/\*[\s\S]*?\*\/\s*)*)with\s/i.exec(sql);
-    return lead ? `${lead[1]}with ${defs},\n${sql.slice(lead[0].length)}` : `with ${defs}\n${sql}`;
-  };
+  const cteDefs = (m: Pick<ModelEntry, 'deps'>): string => cteOrder(m).map((k) => `__dbt__cte__${byName.get(k)!.name} as (\n${byName.get(k)!.sql}\n)`).join(',\n');
+  const withCtes = (m: Pick<ModelEntry, 'deps'>, sql: string): string => injectCtes(cteDefs(m), sql);
   // The table a relation is: sources produced inside the project (a seed, a model) depend on that node.
   const byRelation = new Map<string, string>();
   for (const m of enabled) if (!isEphemeral(lower(m.name))) byRelation.set(lower(`${m.naming!.schema}.${m.naming!.name}`), m.name);
@@ -322,6 +337,24 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     return [...out].sort();
   };
 
+  const liveRecipeOf = liveRecipes(() => ({
+    macros,
+    refs: Object.fromEntries([
+      ...enabled.map((e) => [lower(e.name), isEphemeral(lower(e.name)) ? `__dbt__cte__${e.name}` : relationParts(e.relation!)] as const),
+      ...seeds.map((s) => [lower(s.name), relationParts(finalRef(s.name, undefined, s.f.file).value as DbtRelation)] as const),
+    ]),
+    sources: Object.fromEntries(props.sources.map((s) => [`${lower(s.source)}.${lower(s.name)}`, relationParts(sourceRelation(s))])),
+    vars,
+    target: profile.target,
+    ...(req.stepEnv ? { stepEnv: req.stepEnv } : {}),
+    graph,
+    projectName: pf.name,
+    fullRefresh: req.fullRefresh === true,
+    invocationId,
+    now: now.toISOString(),
+  }));
+  const liveRecipe = (m: ModelEntry): DbtLiveRecipe =>
+    liveRecipeOf(m.name, m.f.file, m.body, cteDefs(m), { this: relationParts(m.relation!), modelConfig: m.config, incremental: m.config.materialized === 'incremental' });
   const compiledModels: CompiledModel[] = enabled
     .filter((m) => !isEphemeral(lower(m.name)))
     .map((m) => {
@@ -342,6 +375,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
         template: m.body,
         templatePrefix: '',
         ...(run ? { dbt: { ...run, ...(run.incrementalSql ? { incrementalSql: withCtes(m, run.incrementalSql) } : {}) } } : {}),
+        ...(m.deferred ? { live: liveRecipe(m) } : {}),
       };
     });
   const compiledSeeds: CompiledSeed[] = seeds.map((s) => {
@@ -367,7 +401,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   const testNames = new Set<string>();
   /** Test name → the node it tests (models and seeds): what dbt build waits on before that node's children. */
   const attached = new Map<string, string>();
-  const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string, attachedTo?: string) => {
+  const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string, attachedTo?: string, live?: (name: string) => DbtLiveRecipe) => {
     let name = name0;
     for (let i = 2; testNames.has(lower(name)); i++) name = `${name0}_${i}`;
     testNames.add(lower(name));
@@ -378,9 +412,10 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       source: { kind: 'test', name, file, rel: file, naming: on, tags: cfg.tags },
       dependencies: [...new Set(deps)].sort(),
       test: { kind: 'sql', sql: countSql(sql, cfg.failCalc), label, severity: cfg.severity, warnIf: cfg.warnIf, errorIf: cfg.errorIf },
+      ...(live ? { live: live(name) } : {}),
     });
   };
-  const genericTest = (decl: TestDecl, onName: string, relation: DbtRelation, on: NodeName, baseDeps: Iterable<string>, self: string, attachedTo?: string) => {
+  const genericTest = (decl: TestDecl, onName: string, relation: DbtRelation | string, on: NodeName, baseDeps: Iterable<string>, self: string, attachedTo?: string) => {
     const cfg = testConfig(decl, treeConfig(pf.tests, pf.name, [], new Set()), (msg) => logger.log('warn', `${decl.file}: test '${decl.test}' on '${onName}': ${msg}`));
     if (!cfg.enabled) return;
     const state: RenderState = { deps: new Set(baseDeps), config: {} };
@@ -392,14 +427,20 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       if (whole === undefined) return v.includes('{{') ? render(`arg:${v}`, decl.file, v, e, state, { name: onName, isIncremental: false }) : v;
       let value: unknown;
       render(`argv:${whole}`, decl.file, `{{ __native(${whole}) }}`, e, state, { name: onName, isIncremental: false }, { __native: (x: unknown) => ((value = x), '') });
-      return value instanceof DbtRelation ? value.toString() : value;
+      return value; // a Relation stays one: test macros call its methods (dbt_utils.equality)
     };
     const nodeName = testNodeName(decl, onName); // named from the arguments as written, as dbt does
     decl = { ...decl, args: Object.fromEntries(Object.entries(decl.args).map(([k, v]) => [k, k === 'config' ? v : expr(v)])) };
-    const model = testedRelation(relation.toString(), cfg.where);
+    const model = testedRelation(String(relation), cfg.where);
     const column = decl.column ?? (typeof decl.args.column_name === 'string' ? decl.args.column_name : undefined);
     const testName = decl.test.split('.').pop()!;
     let sql: string | undefined;
+    let live: ((name: string) => DbtLiveRecipe) | undefined;
+    // A test macro's own config() (dbt_utils sets fail_calc so) is the default under the properties file's config.
+    const ownConfig = () => {
+      const own = (k: string) => (cfg.raw[k] === undefined && state.config[k] !== undefined ? String(state.config[k]) : undefined);
+      return { ...cfg, failCalc: own('fail_calc') ?? cfg.failCalc, warnIf: own('warn_if') ?? cfg.warnIf, errorIf: own('error_if') ?? cfg.errorIf };
+    };
     try {
       sql = builtinTestSql(testName, model, column, decl.args, decl.test === 'relationships' ? String(decl.args.to) : undefined);
     } catch (err) {
@@ -407,21 +448,26 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     }
     if (sql === undefined) {
       const macro = `test_${testName}`;
-      if (!macros.prefix.includes(`macro ${macro}(`) && !macros.prefix.includes(`macro ${macro} (`)) {
+      const pkg = decl.test.includes('.') ? decl.test.split('.')[0] : undefined;
+      if (!(pkg === undefined ? macros.projectMacros.has(macro) || [...macros.namespaces.values()].some((n) => n.includes(macro)) : macros.namespaces.get(pkg)?.includes(macro))) {
         throw new EngineError('compile', `${decl.file}: test '${decl.test}' on '${onName}': no generic test named '${decl.test}' (define it with {% test ${testName}(model, column_name) %} in a macro or test folder, or install its package)`);
       }
-      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config'));
-      sql = render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, '{{ __dbt_invoke(__test_macro, __test_args) }}', e, state, { name: onName, isIncremental: false }, {
-        __test_macro: macro,
-        __test_args: { model, ...(column !== undefined ? { column_name: column } : {}), ...args },
-      });
+      // Config keys written beside the arguments (`where:`, `error_if:` …) are config, not macro arguments, as in dbt.
+      const args = Object.fromEntries(Object.entries(decl.args).filter(([k]) => k !== 'config' && !TEST_CONFIG_KEYS.has(k)));
+      // dbt hands a generic test its model as a Relation (a `where` config makes it a subquery string).
+      const invoke = { __test_macro: macro, __test_pkg: pkg, __test_args: { model: cfg.where === undefined ? relation : model, ...(column !== undefined ? { column_name: column } : {}), ...args } };
+      const body = '{{ __dbt_invoke(__test_macro, __test_args, __test_pkg) }}';
+      const r = gate.render(decl.file, (extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false, modelConfig: cfg.raw }, { ...invoke, ...extra }));
+      sql = r.out;
+      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: packValue(invoke) as Record<string, unknown>, countWith: ownConfig().failCalc, modelConfig: cfg.raw });
     }
-    addTest(nodeName, decl.file, sql, cfg, nodeDeps(state.deps, self), on, nodeName, attachedTo);
+    // A test that reads an ephemeral model (the tested one, or through ref) gets its SQL as CTEs, as in dbt.
+    addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), ownConfig(), nodeDeps(state.deps, self), on, nodeName, attachedTo, live);
   };
+  // An ephemeral model has no relation: its tests run on its inlined CTE and wait for what it reads.
   for (const m of enabled) {
-    if (isEphemeral(lower(m.name)) && (m.props?.tests.length ?? 0) > 0) {
-      throw new EngineError('compile', `${m.props!.file}: model '${m.name}' is ephemeral (no relation of its own), so its tests cannot run; make it a view or move the tests`);
-    }
+    if (!isEphemeral(lower(m.name))) continue;
+    for (const decl of m.props?.tests ?? []) genericTest(decl, m.name, cteRelation(m.name), m.naming!, [lower(m.name)], '');
   }
   for (const m of compiledModels) {
     const entry = byName.get(lower(m.name))!;
@@ -458,12 +504,14 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     const body = readFileSync(f.abs, 'utf8');
     if (/\{%-?\s*test\s/.test(body)) continue; // generic test definitions, loaded as macros
     const state: RenderState = { deps: new Set(), config: {} };
-    const sql = render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false });
+    const r = gate.render(f.file, (extra) => render(`singular:${f.file}`, f.file, body, env(finalRef), state, { name: f.stem, isIncremental: false }, extra));
+    const sql = r.out;
     const cfg = testConfig({ test: f.stem, args: { config: state.config }, file: f.file }, treeConfig(pf.tests, pf.name, [...dirsOf(f.rel), f.stem], new Set()), (msg) => logger.log('warn', `${f.file}: ${msg}`));
     if (!cfg.enabled) continue;
     // A singular test reads whatever it refs: its lines name its file.
     const on: NodeName = { schema: targetSchema, name: f.stem, prodName: f.file, fullName: f.file };
-    addTest(f.stem, f.file, sql.replace(/;\s*$/, ''), cfg, nodeDeps(state.deps, ''), on, f.stem);
+    const live = r.deferred ? (name: string) => liveRecipeOf(name, f.file, body, cteDefs({ deps: state.deps }), { countWith: cfg.failCalc }) : undefined;
+    addTest(f.stem, f.file, withCtes({ deps: state.deps }, sql.replace(/;\s*$/, '')), cfg, nodeDeps(state.deps, ''), on, f.stem, undefined, live);
   }
 
   // --- the DAG ---

@@ -25,6 +25,8 @@ export interface ModelEntry {
   sql?: string;
   incrementalSql?: string;
   deps?: Set<string>;
+  /** Its render asked the database: rendered again when it runs (live-render.ts). */
+  deferred?: boolean;
   pre?: string[];
   post?: string[];
 }

@@ -11,8 +11,10 @@ import { parseYaml } from '../../yaml-lib.js';
 import type { Connection } from '../../connections/index.js';
 import { EngineError } from '../../errors.js';
 import { lookupVar } from '../../home-env.js';
+import { dbtEnvVar } from './dbt-env.js';
 import { createNunjucksEngine } from '../../template/nunjucks-engine.js';
 import { callArgs } from '../../template/call-args.js';
+import { pyModules } from './py-modules.js';
 import { yamlErrorDetail } from '../yaml-error.js';
 
 export interface ProfileOptions {
@@ -52,13 +54,19 @@ function renderProfiles(file: string, text: string, stepEnv?: Readonly<Record<st
   const env_var = (...args: unknown[]) => {
     const { positional } = callArgs(args);
     const name = String(positional[0] ?? '');
-    const v = lookupVar(name, stepEnv);
+    const v = dbtEnvVar(name, stepEnv);
     if (v !== undefined) return v;
     if (positional.length >= 2) return positional[1];
     // Only the output in use must resolve: a marker here fails later if the chosen output holds it.
     return `__unset_env_var_${name}__`;
   };
-  return createNunjucksEngine().render(file, text, { env_var }, 'profiles.yml');
+  // dbt's base context: env_var, var (with its default: --vars are not known here) and modules.
+  const v = (...args: unknown[]) => {
+    const { positional } = callArgs(args);
+    if (positional.length >= 2) return positional[1];
+    return `__unset_var_${String(positional[0] ?? '')}__`;
+  };
+  return createNunjucksEngine().render(file, text, { env_var, var: v, modules: pyModules(new Date()) }, 'profiles.yml');
 }
 
 const str = (v: unknown) => (v === undefined || v === null ? undefined : String(v));
@@ -82,8 +90,8 @@ export function resolveProfile(root: string, profileName: string, opts: ProfileO
     throw new EngineError('target', `${file}: profile '${profileName}' has no output '${targetName}' (outputs: ${Object.keys(outputs).join(', ') || 'none'})`);
   }
   for (const [k, v] of Object.entries(out)) {
-    const m = /__unset_env_var_(\w+?)__/.exec(String(v));
-    if (m) throw new EngineError('target', `${file}: output '${targetName}' field '${k}': env_var('${m[1]}') is not set and has no default`);
+    const m = /__unset_(env_var|var)_(\w+?)__/.exec(String(v));
+    if (m) throw new EngineError('target', `${file}: output '${targetName}' field '${k}': ${m[1]}('${m[2]}') is not set and has no default`);
   }
   const type = str(out.type);
   const threads = Number(out.threads ?? 1);

@@ -56,23 +56,32 @@ const KNOWN_TOP = new Set(['version', 'models', 'seeds', 'snapshots', 'sources',
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** dbt ≥ 1.10 writes a test's arguments under `arguments:` (beside `config:`); older files write them inline. */
+function withArguments(args: Record<string, unknown>): Record<string, unknown> {
+  if (!isMap(args.arguments)) return args;
+  const { arguments: inner, ...rest } = args;
+  return { ...rest, ...inner };
+}
+
 /** One `tests:`/`data_tests:` list entry: `unique`, `{accepted_values: {...}}`, `{name: x, test_name: y, ...}`. */
 function testDecls(list: unknown, file: string, where: string, column?: string): TestDecl[] {
-  return asList(list).map((entry) => {
-    if (typeof entry === 'string') return { test: entry, args: {}, file, ...(column ? { column } : {}) };
-    if (isMap(entry)) {
-      if (typeof entry.test_name === 'string') {
-        const { test_name, ...rest } = entry;
-        return { test: test_name, args: rest, file, ...(column ? { column } : {}) };
-      }
-      const keys = Object.keys(entry);
-      if (keys.length === 1) {
-        const args = entry[keys[0]!];
-        return { test: keys[0]!, args: isMap(args) ? args : {}, file, ...(column ? { column } : {}) };
-      }
+  return asList(list).map((entry) => testDecl(entry, file, where, column)).map((d) => ({ ...d, args: withArguments(d.args as Record<string, unknown>) }));
+}
+
+function testDecl(entry: unknown, file: string, where: string, column?: string): TestDecl {
+  if (typeof entry === 'string') return { test: entry, args: {}, file, ...(column ? { column } : {}) };
+  if (isMap(entry)) {
+    if (typeof entry.test_name === 'string') {
+      const { test_name, ...rest } = entry;
+      return { test: test_name, args: rest, file, ...(column ? { column } : {}) };
     }
-    throw new EngineError('load', `${file}: ${where}: a test entry must be a test name or a mapping of one test name to its arguments`);
-  });
+    const keys = Object.keys(entry);
+    if (keys.length === 1) {
+      const args = entry[keys[0]!];
+      return { test: keys[0]!, args: isMap(args) ? args : {}, file, ...(column ? { column } : {}) };
+    }
+  }
+  throw new EngineError('load', `${file}: ${where}: a test entry must be a test name or a mapping of one test name to its arguments`);
 }
 
 function resource(e: Record<string, unknown>, file: string, kind: string): ResourceProps {

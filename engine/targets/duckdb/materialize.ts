@@ -15,7 +15,7 @@ export async function fullRefresh(ctx: FlowContext, rel: Relation, query: string
   try {
     const kind = await relationKindOf(ctx, rel, opts);
     const counts = await inTransaction(ctx.driver, [
-      ...(kind === 'view' ? [dropSql('view', rel, opts.dropCascade, false)] : []),
+      ...(kind === 'view' ? [dropSql('view', rel, opts.dropCascade)] : []),
       `CREATE OR REPLACE TABLE ${quoteRelation(rel)} AS ${wrapQuery(query)}`,
     ]);
     return { rows: counts[counts.length - 1] ?? 0 };
@@ -28,7 +28,7 @@ export async function view(ctx: FlowContext, rel: Relation, query: string, opts:
   try {
     const kind = await relationKindOf(ctx, rel, opts);
     await inTransaction(ctx.driver, [
-      ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade, false)] : []),
+      ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade)] : []),
       `CREATE OR REPLACE VIEW ${quoteRelation(rel)} AS ${wrapQuery(query)}`,
     ]);
     return { rows: 0 };

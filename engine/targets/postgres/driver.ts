@@ -47,8 +47,12 @@ export function positionLines(sql: string, position: number): string {
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
+/** int8 and numeric: pg hands them over as text (they may not fit a JS number). */
+const NUMERIC_TEXT = new Set([20, 1700]);
+
 function toResult(r: pg.QueryResult<unknown[]>): StatementResult {
-  return { count: r.rowCount ?? 0, columns: r.fields.map((f) => f.name), rows: r.rows };
+  const numericText = r.fields.flatMap((f, i) => (NUMERIC_TEXT.has(f.dataTypeID) ? [i] : []));
+  return { count: r.rowCount ?? 0, columns: r.fields.map((f) => f.name), rows: r.rows, ...(numericText.length > 0 ? { numericText } : {}) };
 }
 
 export class PostgresDriver implements SqlDriver {

@@ -105,7 +105,8 @@ export async function fullRefresh(ctx: FlowContext<PostgresDriver>, rel: Relatio
   try {
     const counts = await inTransaction(ctx.driver, [
       ctasSql(tmp, query),
-      ...(kind === 'view' ? [dropSql('view', rel, opts.dropCascade, false)] : []),
+      // IF EXISTS: the run's catalog read may be stale (a seed's drop cascade removes the views after it).
+      ...(kind === 'view' ? [dropSql('view', rel, opts.dropCascade)] : []),
       dropSql('table', rel, opts.dropCascade),
       `ALTER TABLE ${quoteRelation(tmp)} RENAME TO ${quoteIdent(rel.name)}`,
     ]);
@@ -137,7 +138,7 @@ export async function view(ctx: FlowContext<PostgresDriver>, rel: Relation, quer
   const kind = await relationKindOf(ctx, rel, opts);
   const replace = [
     'BEGIN',
-    ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade, false)] : []),
+    ...(kind === 'table' ? [dropSql('table', rel, opts.dropCascade)] : []),
     'SAVEPOINT v',
     `CREATE OR REPLACE VIEW ${T} AS ${wrapQuery(query)}`,
     'COMMIT',

@@ -30,3 +30,5 @@ const pg = loadPg();
 /** The driver's classes; types still come from `import type pg from 'pg'`. */
 export const Pool = pg.Pool;
 export const Client = pg.Client;
+/** Type parsers (the compile-time query helper reads int8 and numeric as numbers, as dbt's agate tables hold them). */
+export const types = pg.types;

@@ -1,0 +1,139 @@
+/**
+ * Macro namespaces as dbt resolves them. The project's macros are defined in
+ * each template's own context (the shared prefix); every package — and `dbt`,
+ * our built-in macros — is a scope of its own, rendered on first use in a
+ * render into a context that inherits the template's, so a package's macros
+ * see their siblings first and two packages may define the same name
+ * (`default__date_spine` is in dbt, dbt_utils and dbt_date).
+ * `dbt_utils.star(...)` and `adapter.dispatch('star', 'dbt_utils')` look
+ * a macro up here.
+ */
+import { EngineError } from '../../errors.js';
+import type { TemplateEngine } from '../../template/template-engine.js';
+import type { RenderState } from './dbt-context.js';
+import type { MacroSet } from './dbt-macros.js';
+
+type Lookup = { lookup(name: string): unknown };
+type Fn = (...args: unknown[]) => unknown;
+
+export const BUILTIN_NS = 'dbt';
+const SCOPE_CAPTURE = '{%- do __dbt_scope_capture() -%}';
+
+export class MacroScopes {
+  private readonly scopes = new Map<string, Lookup>();
+
+  constructor(
+    private readonly engine: TemplateEngine,
+    readonly macros: MacroSet,
+    private readonly ctx: Record<string, unknown>,
+    private readonly root: () => Lookup | undefined,
+  ) {}
+
+  /** The macro `name` defined by namespace `ns` (the project's name, a package's, or 'dbt'); undefined when it defines none. */
+  find(ns: string, name: string): Fn | undefined {
+    if (ns === this.macros.projectName) {
+      if (!this.macros.projectMacros.has(name)) return undefined;
+      const m = this.root()?.lookup(name);
+      return typeof m === 'function' ? (m as Fn) : undefined;
+    }
+    if (!this.macros.namespaces.get(ns)?.includes(name)) return undefined;
+    const m = this.scope(ns).lookup(name);
+    return typeof m === 'function' ? (m as Fn) : undefined;
+  }
+
+  /** Any definition of `name`: the project's, then the packages' (in load order), then dbt's. */
+  findAnywhere(name: string): Fn | undefined {
+    const own = this.find(this.macros.projectName, name);
+    if (own) return own;
+    for (const ns of this.macros.namespaces.keys()) {
+      if (ns === BUILTIN_NS) continue;
+      const m = this.find(ns, name);
+      if (m) return m;
+    }
+    return this.find(BUILTIN_NS, name);
+  }
+
+  private scope(ns: string): Lookup {
+    let s = this.scopes.get(ns);
+    if (s !== undefined) return s;
+    const text = this.macros.scopeText.get(ns) ?? '';
+    const captured: { context?: Lookup } = {};
+    // The project's macros are global in dbt: a package's macro may call them by name.
+    const project: Record<string, Fn> = {};
+    for (const n of this.macros.projectMacros) project[n] = (...a: unknown[]) => (this.root()?.lookup(n) as Fn)(...a);
+    const ctx = {
+      ...this.ctx,
+      ...project,
+      __dbt_scope_capture: function (this: Lookup) {
+        captured.context = this;
+        return '';
+      },
+    };
+    try {
+      // The package's files are the prefix (only their macros count); the body hands over the context they are defined in.
+      this.engine.render(`__dbt_scope:${ns}`, SCOPE_CAPTURE, ctx, this.macros.scopeLabel.get(ns) ?? ns, text);
+    } catch (err) {
+      throw new EngineError('compile', `macros of package '${ns}' could not be loaded`, err);
+    }
+    s = captured.context ?? { lookup: () => undefined };
+    this.scopes.set(ns, s);
+    return s;
+  }
+}
+
+/**
+ * The context entries that reach the scopes: one object per namespace
+ * (`dbt_utils.star`, `dbt.dateadd`), and dbt's built-in macros by their bare
+ * names (`{{ dateadd(...) }}`), which the project's own macros of the same
+ * name replace as they are defined.
+ */
+export function scopeEntries(scopes: MacroScopes): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const ns of scopes.macros.namespaces.keys()) out[ns] = namespaceObject(scopes, ns);
+  // The project's own name is a namespace too (`my_project.my_macro()`).
+  if (scopes.macros.projectName !== '' && !scopes.macros.namespaces.has(scopes.macros.projectName)) out[scopes.macros.projectName] = namespaceObject(scopes, scopes.macros.projectName);
+  for (const n of bareBuiltins(scopes.macros)) out[n] = (...a: unknown[]) => call(scopes, BUILTIN_NS, n, a);
+  return out;
+}
+
+/** Gives a render its scopes (`state.scopes`, used by adapter.dispatch) and returns the context entries that reach them. */
+export function withScopes(engine: TemplateEngine, macros: MacroSet, state: RenderState, ctx: Record<string, unknown>): Record<string, unknown> {
+  const scopes = new MacroScopes(engine, macros, ctx, () => state.nj);
+  state.scopes = scopes;
+  return scopeEntries(scopes);
+}
+
+const bare = new WeakMap<MacroSet, readonly string[]>();
+/** dbt's public built-in macros the project does not define itself (the names a template may call bare). */
+function bareBuiltins(macros: MacroSet): readonly string[] {
+  let names = bare.get(macros);
+  if (names === undefined) bare.set(macros, (names = (macros.namespaces.get(BUILTIN_NS) ?? []).filter((n) => !macros.projectMacros.has(n) && !n.includes('__'))));
+  return names;
+}
+
+const nameSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+const nameSet = (names: readonly string[]): ReadonlySet<string> => {
+  let set = nameSets.get(names);
+  if (set === undefined) nameSets.set(names, (set = new Set(names)));
+  return set;
+};
+
+/**
+ * `dbt_utils` in a template: `dbt_utils.star` is that package's macro. A proxy, so a render pays for the
+ * macros it calls, not for every name of every package.
+ */
+function namespaceObject(scopes: MacroScopes, ns: string): Record<string, Fn> {
+  const names = ns === scopes.macros.projectName ? scopes.macros.projectMacros : nameSet(scopes.macros.namespaces.get(ns) ?? []);
+  return new Proxy({} as Record<string, Fn>, {
+    get: (_t, name) => (typeof name === 'string' && names.has(name) ? (...a: unknown[]) => call(scopes, ns, name, a) : undefined),
+    has: (_t, name) => typeof name === 'string' && names.has(name),
+    ownKeys: () => [...names],
+    getOwnPropertyDescriptor: (_t, name) => (typeof name === 'string' && names.has(name) ? { configurable: true, enumerable: true, value: (...a: unknown[]) => call(scopes, ns, name, a) } : undefined),
+  });
+}
+
+function call(scopes: MacroScopes, ns: string, name: string, args: unknown[]): unknown {
+  const m = scopes.find(ns, name);
+  if (m === undefined) throw new EngineError('compile', `macro '${ns}.${name}' is not defined`);
+  return m(...args);
+}
