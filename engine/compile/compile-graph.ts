@@ -192,8 +192,9 @@ export function resolvedMode(n: CompiledNode, fullRefresh: boolean): string {
   if (n.kind === 'test') return 'test';
   if (n.dbt?.snapshot) return 'snapshot';
   if (n.dbt?.fullRefresh === false) return n.config.mode;
-  // dbt's --full-refresh rebuilds tables and incremental models; a view stays a view.
-  if (n.source.style === 'dbt' && n.config.mode === 'view') return 'view';
+  // dbt's --full-refresh rebuilds tables and incremental models; a view stays a view. Our own
+  // format rebuilds every selected model as a table (docs/build-projects.md).
+  if (n.kind === 'model' && n.source.dbtProject === true && n.config.mode === 'view') return 'view';
   return fullRefresh ? 'full-refresh' : n.config.mode;
 }
 

@@ -28,8 +28,11 @@ export interface ModelSource {
   /** The text after front-matter removal. */
   readonly body: string;
   readonly config: ModelConfig;
+  /** How its incremental filter is written (`dbt` also in our own format: `{% if is_incremental() %}`). */
   readonly style: IncrementalStyle;
   readonly tests: readonly DataTest[];
+  /** Set for a model of a dbt project (whose `--full-refresh` keeps views as views). */
+  readonly dbtProject?: true;
   /** `-R` merged mode: the sub-project's vars (root's deep-merged with the child's), replacing the project vars. */
   readonly vars?: Readonly<Record<string, unknown>>;
 }

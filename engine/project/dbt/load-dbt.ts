@@ -360,7 +360,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     .map((m) => {
       const mode = m.snapshot ? 'full-refresh' : materializedMode(m.f.file, m.config.materialized ?? 'view');
       const config = modelConfig(m, mode);
-      const source: ModelSource = { kind: 'model', name: m.name, file: m.f.file, rel: m.f.rel, abs: m.f.abs, naming: m.naming!, hasFrontMatter: false, body: m.body, config, style: 'dbt', tests: [] };
+      const source: ModelSource = { kind: 'model', name: m.name, file: m.f.file, rel: m.f.rel, abs: m.f.abs, naming: m.naming!, hasFrontMatter: false, body: m.body, config, style: 'dbt', dbtProject: true, tests: [] };
       const run: DbtModelRun | undefined = m.snapshot ? { strategy: 'append', onSchemaChange: 'ignore', snapshot: snapshotSpec(m) } : mode === 'incremental' ? incrementalRun(m) : undefined;
       return {
         kind: 'model',
