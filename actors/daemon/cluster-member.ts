@@ -150,7 +150,7 @@ export class ClusterMember {
 
   async #takeOver(): Promise<void> {
     const { db, info, logger, connections, executions } = this.#deps;
-    const dead = await db.fenceDead(info.node, this.#beatingSince);
+    const dead = await db.fenceDead(info.node, this.#beatingSince, this.#lastBeatAt ?? null);
     for (const id of dead) logger.log('warn', `daemon ${id} stopped heartbeating: taking over its executions`);
     for (const o of await db.orphanClaims()) {
       logger.log('warn', `schedule of job ${o.jobId} due ${o.due} was claimed by a daemon that died before running it: running it here`);

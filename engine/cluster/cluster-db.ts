@@ -126,19 +126,24 @@ export class ClusterDb {
    * same database during that window; only the other one did not. A stall of
    * the database itself (unreachable, a table locked) stops every daemon's
    * renewals and so fences nobody. A daemon that stopped gracefully is left
-   * alone. Returns their ids; empty when this daemon is itself fenced.
+   * alone. `lastBeat` is this daemon's latest renewal (database time) when
+   * it sent the query: a query that waited behind a stall (a locked table)
+   * runs after the renewals it read were already a lease old, and then fences
+   * nobody — its view of who renewed is from before the stall. Returns their
+   * ids; empty when this daemon is itself fenced.
    */
-  async fenceDead(node: string, beatingSince: Date | null): Promise<string[]> {
+  async fenceDead(node: string, beatingSince: Date | null, lastBeat: Date | null = beatingSince): Promise<string[]> {
     const r = await this.pool.query(
       `UPDATE daemons d SET fenced_by = $1, fenced_at = clock_timestamp()
        WHERE d.fenced_by IS NULL AND d.id <> $1 AND d.stopped IS NULL
          AND (d.node = $2 OR (
            d.heartbeat < clock_timestamp() - d.lease_ms * interval '1 millisecond'
            AND $3::timestamptz <= clock_timestamp() - d.lease_ms * interval '1 millisecond'
-           AND EXISTS (SELECT 1 FROM daemons me WHERE me.id = $1 AND me.heartbeat >= clock_timestamp() - me.lease_ms * interval '1 millisecond')))
+           AND EXISTS (SELECT 1 FROM daemons me WHERE me.id = $1 AND me.heartbeat >= clock_timestamp() - me.lease_ms * interval '1 millisecond'
+             AND $4::timestamptz >= clock_timestamp() - me.lease_ms * interval '1 millisecond')))
          AND EXISTS (SELECT 1 FROM daemons me WHERE me.id = $1 AND me.fenced_by IS NULL)
        RETURNING d.id`,
-      [this.daemonId, node, beatingSince],
+      [this.daemonId, node, beatingSince, lastBeat],
     );
     return r.rows.map((x: Row) => String(x.id));
   }
