@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import { lockDataDir } from '../engine/state/daemon-lock.js';
 import { tempDir } from './helpers/build-cli.js';
 import { activeQueries, BIN, daemonFixture, projectClient, startDaemonChild, until } from './helpers/daemon-child.js';
-import { createTempDatabase, requirePg } from './helpers/pg.js';
+import { createTempDatabase, requirePg, type TempDatabase } from './helpers/pg.js';
 
 function runSecond(dataDir: string, extra: string[] = []): Promise<{ code: number | null; err: string }> {
   return new Promise((resolve) => {
@@ -28,16 +28,22 @@ function runSecond(dataDir: string, extra: string[] = []): Promise<{ code: numbe
   });
 }
 
+/** A daemon on a fresh data directory whose execution is running a 4 s query on `db`. */
+async function servingASlowRun(db: TempDatabase) {
+  const { dataDir, token } = await daemonFixture(db.url);
+  const first = await startDaemonChild(dataDir);
+  const api = projectClient(first.url, token);
+  const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(4);\n' } });
+  const exec = (await api.post('/project/job/run', { job_id: saved.default_job_id })).exec_id as string;
+  await until(async () => ((await activeQueries(db.name, 'pg_sleep(4)')) > 0 ? true : undefined), 'the slow query to start');
+  return { dataDir, token, first, api, exec };
+}
+
 test('a second daemon on a served data directory exits 1 and leaves the running execution alone', async (t) => {
   if (!(await requirePg(t))) return;
   const db = await createTempDatabase('svc_lock');
   try {
-    const { dataDir, token } = await daemonFixture(db.url);
-    const first = await startDaemonChild(dataDir);
-    const api = projectClient(first.url, token);
-    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(4);\n' } });
-    const exec = (await api.post('/project/job/run', { job_id: saved.default_job_id })).exec_id as string;
-    await until(async () => ((await activeQueries(db.name, 'pg_sleep(4)')) > 0 ? true : undefined), 'the slow query to start');
+    const { dataDir, token, first, api, exec } = await servingASlowRun(db);
 
     const second = await runSecond(dataDir);
     assert.equal(second.code, 1, second.err);
@@ -66,12 +72,7 @@ test('a daemon on another data directory naming a served directory\'s state file
   if (!(await requirePg(t))) return;
   const db = await createTempDatabase('svc_lock_state');
   try {
-    const { dataDir, token } = await daemonFixture(db.url);
-    const first = await startDaemonChild(dataDir);
-    const api = projectClient(first.url, token);
-    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(4);\n' } });
-    const exec = (await api.post('/project/job/run', { job_id: saved.default_job_id })).exec_id as string;
-    await until(async () => ((await activeQueries(db.name, 'pg_sleep(4)')) > 0 ? true : undefined), 'the slow query to start');
+    const { dataDir, first, api, exec } = await servingASlowRun(db);
 
     // Its own, free data directory, but the first daemon's state file (the default <data-dir>/state.db there).
     const other = tempDir('svc-lock-other-');

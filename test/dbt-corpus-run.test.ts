@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, describe, test, type TestContext } from 'node:test';
 import { tempDir } from './helpers/build-cli.js';
 import { createTempDatabase, requirePg, type TempDatabase } from './helpers/pg.js';
 
@@ -55,9 +55,10 @@ function pgEnv(db: TempDatabase): Record<string, string> {
   return { POSTGRES_HOST: '127.0.0.1', POSTGRES_USER: 'postgres', DBT_ENV_SECRET_POSTGRES_PASS: '', POSTGRES_PORT: '5432', POSTGRES_DATABASE: db.name, POSTGRES_SCHEMA: 'it_schema' };
 }
 
-function loaded(run: { counts?: Counts; stderr: string }): run is { counts: Counts; stderr: string } {
+/** The run's counts; a project that did not load fails the test with its stderr. */
+function countsOf(run: { counts?: Counts; stderr: string }): Counts {
   if (run.counts === undefined) assert.fail(`the project did not load:\n${run.stderr}`);
-  return true;
+  return run.counts;
 }
 
 const report = (name: string, c: Counts) =>
@@ -71,44 +72,36 @@ describe('the dbt corpus: real packages and their integration projects', { skip:
     for (const db of dbs) await db.drop();
   });
 
+  /** A run of `pkg` on a fresh PostgreSQL database (dropped after the suite); its counts, reported. */
+  async function onPostgres(t: TestContext, name: string, pkg: string, install: Record<string, string> = {}, args: string[] = []): Promise<Counts> {
+    const db = await createTempDatabase(`corpus_${pkg.replace(/\W/g, '_')}`);
+    dbs.push(db);
+    const c = countsOf(runCorpus(pkg, pgEnv(db), install, args));
+    t.diagnostic(report(name, c));
+    return c;
+  }
+
   test('dbt_date on DuckDB: every model and test', (t) => {
-    const run = runCorpus('dbt-date', {});
-    if (!loaded(run)) return;
-    const c = run.counts;
+    const c = countsOf(runCorpus('dbt-date', {}));
     t.diagnostic(report('dbt_date', c));
     assert.deepEqual([c.models, c.tests], [[6, 6], [36, 36]], report('dbt_date', c));
   });
 
   test('dbt_date on PostgreSQL (its postgres target): every model and test', async (t) => {
     if (!(await requirePg(t))) return;
-    const db = await createTempDatabase('corpus_date');
-    dbs.push(db);
-    const run = runCorpus('dbt-date', pgEnv(db), {}, ['--target', 'postgres']);
-    if (!loaded(run)) return;
-    const c = run.counts;
-    t.diagnostic(report('dbt_date (postgres)', c));
+    const c = await onPostgres(t, 'dbt_date (postgres)', 'dbt-date', {}, ['--target', 'postgres']);
     assert.deepEqual([c.models, c.tests], [[6, 6], [36, 36]], report('dbt_date (postgres)', c));
   });
 
   test('dbt_utils on PostgreSQL: every seed, model and test', async (t) => {
     if (!(await requirePg(t))) return;
-    const db = await createTempDatabase('corpus_utils');
-    dbs.push(db);
-    const run = runCorpus('dbt-utils', pgEnv(db));
-    if (!loaded(run)) return;
-    const c = run.counts;
-    t.diagnostic(report('dbt_utils', c));
+    const c = await onPostgres(t, 'dbt_utils', 'dbt-utils');
     assert.deepEqual([c.seeds, c.models, c.tests], [[75, 75], [49, 49], [111, 111]], report('dbt_utils', c));
   });
 
   test('audit_helper on PostgreSQL: every seed and test; every model but the 4 its postgres target does not support', async (t) => {
     if (!(await requirePg(t))) return;
-    const db = await createTempDatabase('corpus_audit');
-    dbs.push(db);
-    const run = runCorpus('dbt-audit-helper', pgEnv(db), { dbt_utils: 'dbt-utils' });
-    if (!loaded(run)) return;
-    const c = run.counts;
-    t.diagnostic(report('audit_helper', c));
+    const c = await onPostgres(t, 'audit_helper', 'dbt-audit-helper', { dbt_utils: 'dbt-utils' });
     // 4 of its 30 models call struct/JSON functions it implements only for other warehouses (tagged 'skip' on
     // postgres, where its CI excludes them): they fail when they run (3) or are skipped after one that failed (1).
     assert.deepEqual([c.seeds, c.models, c.tests], [[24, 24], [26, 30], [19, 19]], report('audit_helper', c));
