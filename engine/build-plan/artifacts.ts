@@ -9,7 +9,7 @@
  * written under a temporary name and renamed into place, so a reader never
  * sees half a file. docs/build-projects.md describes the fields.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { CompiledNode, CompiledProject } from '../compile/compile.js';
 import { loadDbtProjectFile } from '../project/dbt/dbt-project-file.js';
@@ -92,12 +92,33 @@ function runCode(n: CompiledNode, mode: string, live?: string): string {
   return `-- ${mode} into ${rel}\n${sql}\n`;
 }
 
-/** Writes `text` to `path` through a temporary sibling and a rename. */
-export function writeAtomic(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+/** Writes `text` to `path` through a temporary sibling and a rename (`made`: folders known to exist). */
+export function writeAtomic(path: string, text: string, made?: Set<string>): void {
+  const dir = dirname(path);
+  if (made === undefined || !made.has(dir)) {
+    mkdirSync(dir, { recursive: true });
+    made?.add(dir);
+  }
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, text);
   renameSync(tmp, path);
+}
+
+/**
+ * A node's SQL file, written only when its text changed: most runs repeat
+ * the last one's SQL, and reading a small file costs a fraction of writing
+ * it through a temporary and a rename (measured on 1,000 trivial models:
+ * the per-node files were ≈0.6 s of CPU a run, most of it in the
+ * filesystem's create/rename work).
+ */
+function writeIfChanged(path: string, text: string, made: Set<string>): void {
+  let old: string | undefined;
+  try {
+    old = readFileSync(path, 'utf8');
+  } catch {
+    // absent (first run) or unreadable: written below
+  }
+  if (old !== text) writeAtomic(path, text, made);
 }
 
 /** manifest.json, run_results.json and the compiled / run SQL of the nodes that ran. */
@@ -108,12 +129,13 @@ export function writeArtifacts(input: ArtifactInput): string {
   // The manifest first: discovery treats a root `target/` holding one as ours (engine/project/discover.ts).
   writeAtomic(join(dir, 'manifest.json'), JSON.stringify(manifest(input, pkg, generatedAt)));
   const byName = new Map(input.selected.map((n) => [n.name.toLowerCase(), n]));
+  const made = new Set<string>();
   for (const r of input.runs) {
     const n = byName.get(r.task.name.toLowerCase());
     if (n === undefined || n.kind === 'seed') continue;
     const path = artifactPath(n);
-    writeAtomic(join(dir, 'compiled', pkg, path), `${r.compiledSql ?? compiledCode(n)}\n`);
-    if (r.status !== 'skipped') writeAtomic(join(dir, 'run', pkg, path), runCode(n, r.task.kind === 'model' ? r.task.mode : 'test', r.compiledSql));
+    writeIfChanged(join(dir, 'compiled', pkg, path), `${r.compiledSql ?? compiledCode(n)}\n`, made);
+    if (r.status !== 'skipped') writeIfChanged(join(dir, 'run', pkg, path), runCode(n, r.task.kind === 'model' ? r.task.mode : 'test', r.compiledSql), made);
   }
   writeAtomic(join(dir, 'run_results.json'), JSON.stringify(runResults(input, pkg, generatedAt, byName)));
   return dir;
