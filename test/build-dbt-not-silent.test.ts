@@ -41,10 +41,10 @@ describe('dbt features that do not run fail or warn, naming file and feature', (
   test('on-run-start hooks warn', () => warns(dbt({}, "on-run-start: ['select 1']\n"), 'dbt_project.yml: on-run-start/on-run-end hooks are not supported by service build and are not run'));
   test('an unknown dbt_project.yml key warns', () => warns(dbt({}, 'semantic-layer: 1\n'), "dbt_project.yml: key 'semantic-layer' is not supported and has no effect"));
   test('a dispatch: entry without search_order is an error', () => fails(dbt({}, 'dispatch:\n  - macro_namespace: x\n'), /dbt_project\.yml: dispatch\[0\] needs macro_namespace \(a name\) and search_order/));
-  test('store_failures on a test warns', () =>
-    warns(
-      dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: a\n    columns:\n      - name: id\n        tests:\n          - unique:\n              config:\n                store_failures: true\n' }),
-      "models/schema.yml: test 'unique' on 'a': test config 'store_failures': failing rows are counted, not stored in a table",
+  test('a store_failures_as other than table, view or ephemeral is an error naming the file', () =>
+    fails(
+      dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: a\n    columns:\n      - name: id\n        tests:\n          - unique:\n              config:\n                store_failures_as: tabel\n' }),
+      /models\/schema\.yml: test 'unique': store_failures_as must be table, view or ephemeral, got 'tabel'/,
     ));
   test('an undefined generic test is an error', () =>
     fails(dbt({ 'models/schema.yml': 'version: 2\nmodels:\n  - name: a\n    columns:\n      - name: id\n        tests: [is_even]\n' }), /models\/schema\.yml: test 'is_even' on 'a': no generic test named 'is_even'/));

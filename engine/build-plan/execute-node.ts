@@ -17,7 +17,8 @@ import { seedLoadFailed } from '../targets/materialize-errors.js';
 import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import type { TargetSession } from '../targets/target.js';
 import type { TemplateEngine } from '../template/template-engine.js';
-import { conditionHolds } from '../project/dbt/dbt-tests.js';
+import type { StoredFailures } from '../project/data-tests.js';
+import { conditionHolds, failingRowsOf } from '../project/dbt/dbt-tests.js';
 import { runDbtSnapshot } from './dbt-snapshot.js';
 import type { ModelTask, NodeOutcome, PlannedTest, RunSettings, SeedTask, TestResult, TestTask, WireModelTask, WireTask } from './node-task.js';
 
@@ -165,7 +166,7 @@ export async function runTests(
     const result = (status: TestResult['status'], violations: number | null) => results.push({ node, test: q.label, status, violations, severity: test.severity });
     let violations: number;
     try {
-      violations = await session.countQuery(q.sql);
+      violations = test.kind === 'sql' && test.store !== undefined ? await storeFailures(session, test.store, q.sql) : await session.countQuery(q.sql);
     } catch (err) {
       if (err instanceof EngineError && err.code === 'cancelled') throw err;
       result('error', null);
@@ -185,6 +186,21 @@ export async function runTests(
     logger.log('warn', message);
   }
   return messages;
+}
+
+/**
+ * dbt's store_failures: the failing rows replace the test's audit relation
+ * (its schema created when missing), then its fail_calc counts them there.
+ * Only that one relation is dropped, never with CASCADE.
+ */
+async function storeFailures(session: TargetSession, store: StoredFailures, countSql: string): Promise<number> {
+  const rel = store.relation;
+  const rows = failingRowsOf(countSql, store.failCalc);
+  await session.createSchemas([{ ...(rel.database !== undefined ? { database: rel.database } : {}), schema: rel.schema }]);
+  const kind = await session.relationKind(rel);
+  if (kind !== null) await session.dropRelation(rel, kind, false);
+  await session.exec(`create ${store.as} ${quoteRelation(rel)} as (\n${rows}\n)`);
+  return session.countQuery(`select ${store.failCalc} from ${quoteRelation(rel)}`);
 }
 
 /** dbt: an error when severity is error and error_if holds, else a warning when warn_if holds, else a pass. */

@@ -11,8 +11,18 @@ export type DataTest =
   | { readonly kind: 'accepted_values'; readonly column: string; readonly values: readonly string[]; readonly severity: Severity }
   | { readonly kind: 'expr'; readonly expr: string; readonly severity: Severity }
   | { readonly kind: 'relationships'; readonly column: string; readonly to: string; readonly field: string; readonly severity: Severity }
-  /** A dbt test: `sql` yields the failure count; `warnIf`/`errorIf` are dbt's conditions on it (`!=0`, `>10`). */
-  | { readonly kind: 'sql'; readonly sql: string; readonly label: string; readonly severity: Severity; readonly warnIf: string; readonly errorIf: string };
+  /**
+   * A dbt test: `sql` yields the failure count; `warnIf`/`errorIf` are dbt's conditions on it (`!=0`, `>10`);
+   * `store`: its failing rows are kept in that relation (dbt's `store_failures`).
+   */
+  | { readonly kind: 'sql'; readonly sql: string; readonly label: string; readonly severity: Severity; readonly warnIf: string; readonly errorIf: string; readonly store?: StoredFailures };
+
+/** Where a dbt test keeps its failing rows: a table (or view) replaced by each run, then counted with `failCalc`. */
+export interface StoredFailures {
+  readonly relation: { readonly database?: string; readonly schema: string; readonly name: string };
+  readonly as: 'table' | 'view';
+  readonly failCalc: string;
+}
 
 export type Severity = 'error' | 'warn';
 

@@ -5,6 +5,7 @@
  * the macro `test_<name>`), with the test config dbt reads (`severity`,
  * `where`, `warn_if`, `error_if`, `fail_calc`). Each becomes one node.
  */
+import { createHash } from 'node:crypto';
 import { EngineError } from '../../errors.js';
 import type { TestDecl } from './properties.js';
 
@@ -16,6 +17,10 @@ export interface TestConfig {
   readonly failCalc: string;
   readonly enabled: boolean;
   readonly tags: readonly string[];
+  /** dbt's `limit`: at most this many failing rows are counted (and stored). */
+  readonly limit?: number;
+  /** dbt's `store_failures` / `store_failures_as`: keep the failing rows in a table or view (`ephemeral`: not kept). */
+  readonly storeAs?: 'table' | 'view';
   /** The merged config as written (what `config.get()` / `should_store_failures()` read in the test's template). */
   readonly raw: Readonly<Record<string, unknown>>;
 }
@@ -31,10 +36,14 @@ export function testConfig(decl: TestDecl, tree: Readonly<Record<string, unknown
   const c = { ...tree, ...legacy, ...inline };
   for (const k of Object.keys(c)) {
     if (!TEST_CONFIG_KEYS.has(k)) warn(`test config '${k}' is not supported and has no effect`);
-    else if ((k === 'store_failures' || k === 'store_failures_as') && c[k]) warn(`test config '${k}': failing rows are counted, not stored in a table`);
-    else if (k === 'limit' && c[k] !== null && c[k] !== undefined) warn(`test config 'limit' is not supported: every failing row is counted`);
     else if (IGNORED_OK.has(k)) continue;
   }
+  const storeAs = c.store_failures_as === undefined || c.store_failures_as === null ? undefined : String(c.store_failures_as).toLowerCase();
+  if (storeAs !== undefined && storeAs !== 'table' && storeAs !== 'view' && storeAs !== 'ephemeral') {
+    throw new EngineError('load', `${decl.file}: test '${decl.test}': store_failures_as must be table, view or ephemeral, got '${String(c.store_failures_as)}'`);
+  }
+  const limit = c.limit === undefined || c.limit === null ? undefined : Number(c.limit);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw new EngineError('load', `${decl.file}: test '${decl.test}': limit must be a whole number, got '${String(c.limit)}'`);
   const sev = String(c.severity ?? 'error').toLowerCase();
   if (sev !== 'error' && sev !== 'warn') throw new EngineError('load', `${decl.file}: test '${decl.test}': severity must be error or warn, got '${String(c.severity)}'`);
   for (const k of ['warn_if', 'error_if']) {
@@ -48,6 +57,9 @@ export function testConfig(decl: TestDecl, tree: Readonly<Record<string, unknown
     failCalc: String(c.fail_calc ?? 'count(*)'),
     enabled: c.enabled !== false,
     tags: Array.isArray(c.tags) ? c.tags.map(String) : c.tags ? [String(c.tags)] : [],
+    ...(limit !== undefined ? { limit } : {}),
+    // dbt: store_failures_as wins over store_failures; `ephemeral` stores nothing.
+    ...(storeAs === 'table' || storeAs === 'view' ? { storeAs } : storeAs === undefined && c.store_failures === true ? { storeAs: 'table' as const } : {}),
     raw: c,
   };
 }
@@ -129,9 +141,31 @@ export function testNodeName(decl: TestDecl, on: string): string {
   return name.slice(0, 120);
 }
 
+/** The failing rows as dbt's test materialization selects them: `limit` applied. */
+export function failingRowsSql(failingRows: string, limit?: number): string {
+  return limit === undefined ? failingRows : `${failingRows}\nlimit ${limit}`;
+}
+
 /** The count query the runner executes: the `fail_calc` over the failing rows. */
-export function countSql(failingRows: string, failCalc: string): string {
-  return `select ${failCalc} from (\n${failingRows}\n) dbt_internal_test`;
+export function countSql(failingRows: string, failCalc: string, limit?: number): string {
+  return `select ${failCalc} from (\n${failingRowsSql(failingRows, limit)}\n) dbt_internal_test`;
+}
+
+/** The failing rows of a count query made by `countSql` with this `failCalc` (a stored test keeps them). */
+export function failingRowsOf(count: string, failCalc: string): string {
+  const head = `select ${failCalc} from (\n`;
+  const tail = '\n) dbt_internal_test';
+  if (!count.startsWith(head) || !count.endsWith(tail)) throw new Error('not a count query of this test');
+  return count.slice(head.length, -tail.length);
+}
+
+/**
+ * The relation name dbt gives a test's stored failures: the test's name, or
+ * for a name of 64 characters or more its first 30 and an md5 of the whole
+ * (dbt's rule for long test names; PostgreSQL cuts identifiers at 63).
+ */
+export function auditRelationName(testName: string): string {
+  return testName.length < 64 ? testName : `${testName.slice(0, 30)}_${createHash('md5').update(testName).digest('hex')}`;
 }
 
 /** The relation a test runs on, with its `where` config applied as dbt does. */

@@ -59,8 +59,10 @@ export interface DbtLiveRecipe {
   readonly incremental: boolean;
   /** More names for the template (a generic test: the test macro and its arguments). */
   readonly extra?: Readonly<Record<string, unknown>>;
-  /** A test: its failing rows counted with this fail_calc. */
+  /** A test: its failing rows counted with this fail_calc… */
   readonly countWith?: string;
+  /** …at most this many of them (dbt's test `limit`). */
+  readonly countLimit?: number;
 }
 
 /** A session's rows as templates see them: BigInt as number, dates as ISO text (as at load, query-session.ts). */
@@ -77,7 +79,7 @@ export function queryTable(r: { readonly columns: readonly string[]; readonly ro
 }
 
 /** What every node of a project rendered at run time shares. */
-export type SharedRecipe = Omit<DbtLiveRecipe, 'name' | 'file' | 'body' | 'ctes' | 'this' | 'modelConfig' | 'incremental' | 'extra' | 'countWith'>;
+export type SharedRecipe = Omit<DbtLiveRecipe, 'name' | 'file' | 'body' | 'ctes' | 'this' | 'modelConfig' | 'incremental' | 'extra' | 'countWith' | 'countLimit'>;
 
 export const relationParts = (r: DbtRelation): RelationParts => ({ ...(r.database !== undefined ? { database: r.database } : {}), schema: r.schema, identifier: r.identifier });
 
@@ -176,7 +178,7 @@ function renderOnce(engine: TemplateEngine, r: DbtLiveRecipe, env: DbtEnv, isInc
   const ctx = dbtContext(env, subject, state);
   Object.assign(ctx, withScopes(engine, r.macros, state, ctx), r.extra ? (unpackValue(r.extra) as Record<string, unknown>) : {});
   const sql = injectCtes(r.ctes, engine.render(`live:${r.file}:${r.name}`, CAPTURE + r.body, ctx, r.file, r.macros.prefix).trim().replace(/;\s*$/, ''));
-  return r.countWith !== undefined ? countSql(sql, r.countWith) : sql;
+  return r.countWith !== undefined ? countSql(sql, r.countWith, r.countLimit) : sql;
 }
 
 /**

@@ -21,6 +21,7 @@ import { suggestions } from '../../suggest.js';
 import { createNunjucksEngine } from '../../template/nunjucks-engine.js';
 import { emptyConfig } from '../config.js';
 import type { NodeName } from '../naming.js';
+import type { StoredFailures } from '../data-tests.js';
 import type { ModelSource, Project, SeedSource } from '../load.js';
 import { mergeConfig, treeConfig } from './config-tree.js';
 import { withScopes } from './macro-scopes.js';
@@ -29,7 +30,7 @@ import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState, type R
 import { findDbtFiles } from './dbt-files.js';
 import { loadMacros } from './dbt-macros.js';
 import { loadDbtProjectFile } from './dbt-project-file.js';
-import { builtinTestSql, countSql, TEST_CONFIG_KEYS, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
+import { auditRelationName, builtinTestSql, countSql, TEST_CONFIG_KEYS, testConfig, testedRelation, testNodeName } from './dbt-tests.js';
 import { freshnessSql } from './freshness.js';
 import { resolveProfile } from './profiles.js';
 import { SyncQuery } from './sync-query.js';
@@ -401,6 +402,12 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
   const testNames = new Set<string>();
   /** Test name → the node it tests (models and seeds): what dbt build waits on before that node's children. */
   const attached = new Map<string, string>();
+  /** dbt's store_failures: the failing rows kept in `<schema>_dbt_test__audit.<test name>` (the test's `schema`/`alias` config name it otherwise). */
+  const storedFailures = (name: string, cfg: ReturnType<typeof testConfig>): { store?: StoredFailures } => {
+    if (cfg.storeAs === undefined) return {};
+    const n = nameOf(name, { ...cfg.raw, schema: cfg.raw.schema ?? 'dbt_test__audit' }, 'test');
+    return { store: { relation: { ...(n.database ? { database: n.database } : {}), schema: n.schema, name: auditRelationName(n.name) }, as: cfg.storeAs, failCalc: cfg.failCalc } };
+  };
   const addTest = (name0: string, file: string, sql: string, cfg: ReturnType<typeof testConfig>, deps: string[], on: NodeName, label: string, attachedTo?: string, live?: (name: string) => DbtLiveRecipe) => {
     let name = name0;
     for (let i = 2; testNames.has(lower(name)); i++) name = `${name0}_${i}`;
@@ -411,7 +418,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       name,
       source: { kind: 'test', name, file, rel: file, naming: on, tags: cfg.tags },
       dependencies: [...new Set(deps)].sort(),
-      test: { kind: 'sql', sql: countSql(sql, cfg.failCalc), label, severity: cfg.severity, warnIf: cfg.warnIf, errorIf: cfg.errorIf },
+      test: { kind: 'sql', sql: countSql(sql, cfg.failCalc, cfg.limit), label, severity: cfg.severity, warnIf: cfg.warnIf, errorIf: cfg.errorIf, ...storedFailures(name, cfg) },
       ...(live ? { live: live(name) } : {}),
     });
   };
@@ -459,7 +466,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
       const body = '{{ __dbt_invoke(__test_macro, __test_args, __test_pkg) }}';
       const r = gate.render(decl.file, (extra) => render(`test:${decl.file}:${onName}:${decl.column ?? ''}:${decl.test}`, decl.file, body, e, state, { name: onName, isIncremental: false, modelConfig: cfg.raw }, { ...invoke, ...extra }));
       sql = r.out;
-      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: packValue(invoke) as Record<string, unknown>, countWith: ownConfig().failCalc, modelConfig: cfg.raw });
+      if (r.deferred) live = (name) => liveRecipeOf(name, decl.file, body, cteDefs({ deps: state.deps }), { extra: packValue(invoke) as Record<string, unknown>, countWith: ownConfig().failCalc, ...(cfg.limit !== undefined ? { countLimit: cfg.limit } : {}), modelConfig: cfg.raw });
     }
     // A test that reads an ephemeral model (the tested one, or through ref) gets its SQL as CTEs, as in dbt.
     addTest(nodeName, decl.file, withCtes({ deps: state.deps }, sql), ownConfig(), nodeDeps(state.deps, self), on, nodeName, attachedTo, live);
@@ -510,7 +517,7 @@ function compileDbt(req: DbtBuildRequest, logger: Logger, closers: (() => void)[
     if (!cfg.enabled) continue;
     // A singular test reads whatever it refs: its lines name its file.
     const on: NodeName = { schema: targetSchema, name: f.stem, prodName: f.file, fullName: f.file };
-    const live = r.deferred ? (name: string) => liveRecipeOf(name, f.file, body, cteDefs({ deps: state.deps }), { countWith: cfg.failCalc }) : undefined;
+    const live = r.deferred ? (name: string) => liveRecipeOf(name, f.file, body, cteDefs({ deps: state.deps }), { countWith: cfg.failCalc, ...(cfg.limit !== undefined ? { countLimit: cfg.limit } : {}) }) : undefined;
     addTest(f.stem, f.file, withCtes({ deps: state.deps }, sql.replace(/;\s*$/, '')), cfg, nodeDeps(state.deps, ''), on, f.stem, undefined, live);
   }
 
