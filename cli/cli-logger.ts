@@ -4,7 +4,7 @@
  * `err`), so in-process callers and tests see the warnings it prints.
  */
 import { streamLogger, type Level, type Logger } from '../engine/log.js';
-import { processIo } from './io.js';
+import { processIo, stderrLogLines } from './io.js';
 
 /**
  * Colours only for a person at a terminal: stderr is a TTY, the lines go to
@@ -18,5 +18,8 @@ export function wantsColor(write: ((line: string) => void) | undefined, isTTY: b
 export function cliLogger(opts: { debug?: boolean; trace?: boolean }, write?: (line: string) => void): Logger {
   const level: Level = opts.trace ? 'trace' : opts.debug ? 'debug' : 'info';
   const json = (process.env.SERVICE_LOGGING ?? '').toUpperCase() === 'JSON';
-  return streamLogger({ level, json, write, color: !json && wantsColor(write, process.stderr.isTTY === true, process.env) });
+  const color = !json && wantsColor(write, process.stderr.isTTY === true, process.env);
+  if (write !== undefined && write !== processIo.err) return streamLogger({ level, json, write, color });
+  const lines = stderrLogLines();
+  return streamLogger({ level, json, write: (line) => lines.write(line), color });
 }

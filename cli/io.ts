@@ -4,15 +4,34 @@
  * the usage hint and exit 2.
  */
 import { EngineError, errorChain } from '../engine/errors.js';
+import { batchedWriter, type BatchedWriter } from '../engine/log.js';
 
 export interface Io {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
 }
 
+let logLines: BatchedWriter | undefined;
+
+/**
+ * Log lines bound for this process's own stderr, written once per
+ * event-loop turn: a run logs two lines per node, and stderr writes to a
+ * pipe or a file are synchronous system calls. Whatever else the CLI prints
+ * flushes them first, so the order stays as written.
+ */
+export function stderrLogLines(): BatchedWriter {
+  return (logLines ??= batchedWriter((t) => process.stderr.write(t)));
+}
+
 export const processIo: Io = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
+  out: (t) => {
+    logLines?.flush();
+    process.stdout.write(t);
+  },
+  err: (t) => {
+    logLines?.flush();
+    process.stderr.write(t);
+  },
 };
 
 /** `error: <message>` and the hint naming the help of `topic` (`build run`, `jobs`, or '' for the program); exit 2. */
