@@ -7,7 +7,8 @@
 import { EngineError } from '../../errors.js';
 import { mergeConfig } from './config-tree.js';
 import { checkConfigKeys, materializedMode, MODEL_KEYS, SNAPSHOT_KEYS } from './dbt-config.js';
-import { DbtRelation, type RenderState } from './dbt-context.js';
+import { DbtRelation } from './dbt-context.js';
+import type { RenderState } from './dbt-render-types.js';
 import { nameOf } from './dbt-naming.js';
 import { dirsOf, lower, type SeedEntry } from './dbt-resources.js';
 import type { DbtScope } from './dbt-scope.js';

@@ -5,7 +5,8 @@
 import { EngineError } from '../../errors.js';
 import type { NodeName } from '../naming.js';
 import { withScopes } from './macro-scopes.js';
-import { CAPTURE, dbtContext, type RenderState } from './dbt-context.js';
+import { CAPTURE, dbtContext } from './dbt-context.js';
+import type { RenderState } from './dbt-render-types.js';
 import type { DbtScope } from './dbt-scope.js';
 
 function macroCall(scope: DbtScope, macro: string, args: Record<string, unknown>): string {
