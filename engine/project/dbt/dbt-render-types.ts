@@ -5,7 +5,7 @@
  * none of them, so those parts do not import each other in a circle.
  */
 import type { Logger } from '../../log.js';
-import type { QueryTable } from './query-session.js';
+import type { QueryTable } from './compile-time-query/query-session.js';
 import type { DbtRelation } from './relation.js';
 
 /** The namespace of our built-in dbt macros. */

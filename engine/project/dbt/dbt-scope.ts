@@ -21,7 +21,7 @@ import { findDbtFiles, type DbtFiles } from './dbt-files.js';
 import { loadMacros } from './dbt-macros.js';
 import { loadDbtProjectFile, type DbtProjectFile } from './dbt-project-file.js';
 import { resolveProfile, type ResolvedProfile } from './profiles.js';
-import { SyncQuery } from './sync-query.js';
+import { SyncQuery } from './compile-time-query/sync-query.js';
 import { emptyProperties, readProperties, type Properties, type SourceTableProps } from './properties.js';
 import { renderedProjectFile } from './project-config-jinja.js';
 import { ParseGate } from './parse-gate.js';

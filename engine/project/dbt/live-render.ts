@@ -22,7 +22,7 @@ import type { DbtEnv, MacroSet, RenderState } from './dbt-render-types.js';
 import { cteRelation } from './relation.js';
 import { countSql } from './dbt-tests.js';
 import { withScopes } from './macro-scopes.js';
-import type { QueryTable } from './query-session.js';
+import type { QueryTable } from './compile-time-query/query-session.js';
 
 /** A relation as plain data (it crosses to a worker thread). */
 export interface RelationParts {
