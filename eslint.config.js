@@ -1,6 +1,8 @@
 // Lint: typescript-eslint recommended rules, no import cycles, and the layer
 // boundaries of docs/architecture.md (engine/ imports nothing from actors/,
-// http/, cli/; actors/ nothing from http/ or cli/; http/ nothing from cli/).
+// http/, daemon/, cli/; actors/ nothing from http/, daemon/ or cli/; http/
+// nothing from daemon/ or cli/; daemon/ nothing from cli/). Type-only import
+// circles, which import-x/no-cycle skips, are scripts/lint-cycles.ts's.
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
@@ -18,9 +20,10 @@ export default tseslint.config(
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-restricted-paths': ['error', {
         zones: [
-          { target: './engine', from: ['./actors', './http', './cli'], message: 'engine/ must not import actors/, http/ or cli/ (docs/architecture.md)' },
-          { target: './actors', from: ['./http', './cli'], message: 'actors/ must not import http/ or cli/ (docs/architecture.md)' },
-          { target: './http', from: ['./cli'], message: 'http/ must not import cli/' },
+          { target: './engine', from: ['./actors', './http', './daemon', './cli'], message: 'engine/ must not import actors/, http/, daemon/ or cli/ (docs/architecture.md)' },
+          { target: './actors', from: ['./http', './daemon', './cli'], message: 'actors/ must not import http/, daemon/ or cli/ (docs/architecture.md)' },
+          { target: './http', from: ['./daemon', './cli'], message: 'http/ must not import daemon/ or cli/ (docs/architecture.md)' },
+          { target: './daemon', from: ['./cli'], message: 'daemon/ must not import cli/ (docs/architecture.md)' },
         ],
       }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

@@ -22,7 +22,7 @@ import type { Connection } from '../engine/connections/connection.js';
 import { EngineError } from '../engine/errors.js';
 import type { RunNodeInput } from './run-protocol.js';
 import { RunActor } from './run-actor.js';
-import type { BenchTask, BenchTaskResult } from './tasks/bench-task.js';
+import type { BenchTask, BenchTaskResult } from './pool-tasks/bench-task.js';
 import { TaskPool } from './pool.js';
 
 export interface BenchDagOptions extends ShapeOptions {

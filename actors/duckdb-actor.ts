@@ -7,7 +7,7 @@
  *
  * The actor lives on its own thread: a one-thread Piscina pool per file
  * (started by the first job) that holds the file's only `DuckDBInstance`
- * (actors/tasks/duckdb-file.ts). This thread keeps the queue and sends the
+ * (actors/pool-tasks/duckdb-file.ts). This thread keeps the queue and sends the
  * running job's tasks there as messages; nothing of DuckDB's runs on the
  * host thread, which in the daemon only routes messages and serves HTTP.
  * A job is a function of a `DuckDbThread`: it runs pool tasks on the file's
@@ -31,8 +31,8 @@ import { instanceKey } from '../engine/targets/duckdb/instance-cache.js';
 import type { DuckDbConnection } from '../engine/connections/connection.js';
 import type { TargetSession } from '../engine/targets/target.js';
 import { TaskPool } from './pool.js';
-import type { DuckDbFileInfo, SessionMethod } from './tasks/duckdb-file.js';
-import type { Task, TaskResult } from './tasks/index.js';
+import type { DuckDbFileInfo, SessionMethod } from './pool-tasks/duckdb-file.js';
+import type { Task, TaskResult } from './pool-tasks/index.js';
 
 /** What a running job may do with the file: everything happens on the file's thread. */
 export interface DuckDbThread {

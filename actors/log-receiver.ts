@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Level, Logger } from '../engine/log.js';
-import type { LogMessage, LogRoute } from './tasks/forwarding-logger.js';
+import type { LogMessage, LogRoute } from './pool-tasks/forwarding-logger.js';
 
 export type LineSink = (key: string, level: Level, message: string) => void;
 

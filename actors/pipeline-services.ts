@@ -7,7 +7,7 @@
  *   DuckDB actor that owns the file (a cancel interrupts the statement);
  * - `build`: the SQL model builder — prepare (load, target, compile,
  *   select) on a pool task when the host has a pool (the daemon: its thread
- *   serving requests never compiles; actors/tasks/build-prepare.ts), then
+ *   serving requests never compiles; actors/pool-tasks/build-prepare.ts), then
  *   `run`/`test` through the build actor, or the node description for
  *   `list`/`compile` — publishing the run output object with `command`
  *   after `target`, and running model hooks with the same step runner.
@@ -24,12 +24,12 @@ import { runModelHooks } from '../engine/pipeline/hooks.js';
 import type { VarLookup } from '../engine/pipeline/render.js';
 import type { BuildStepResult, ModelHookScope, PipelineOptions, QueryStepResult, ResolvedBuildStep, StepServiceContext } from '../engine/pipeline/types.js';
 import { parseRangeFlag } from '../engine/range-flag.js';
-import { runQueryStatements } from '../engine/runs/query-task.js';
-import { executePlan, nodeKind } from './build/execute-build.js';
-import { prepareProjects, type BuildPrepareResult, type PreparedStep } from './tasks/build-prepare.js';
+import { runQueryStatements } from '../engine/jobs/query-task.js';
+import { executePlan, nodeKind } from './build-run/execute-build.js';
+import { prepareProjects, type BuildPrepareResult, type PreparedStep } from './pool-tasks/build-prepare.js';
 import { withConnectionSession } from './connection-session.js';
 import type { TaskPool } from './pool.js';
-import type { ModelHooks } from './build/start-build.js';
+import type { ModelHooks } from './build-run/start-build.js';
 
 const cancelled = () => new EngineError('cancelled', 'cancelled');
 

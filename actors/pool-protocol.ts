@@ -7,7 +7,7 @@
  * survive the structured clone.
  */
 import type { SerializedError } from '../engine/errors.js';
-import type { PoolTask } from './tasks/task-handler.js';
+import type { PoolTask } from './pool-tasks/task-handler.js';
 
 export interface TaskEnvelope {
   readonly taskId: number;

@@ -1,6 +1,6 @@
 /**
  * The task pool: Piscina worker threads running the handlers of
- * `actors/tasks/`. A task is plain data (`{type, ...}`); its result is plain
+ * `actors/pool-tasks/`. A task is plain data (`{type, ...}`); its result is plain
  * data or a rejection with an EngineError rebuilt from the worker's
  * serialized error (same code, same message chain).
  *
@@ -23,8 +23,8 @@ import { poolExecArgv } from '../engine/threads/module-pool.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { rebuildError } from './task-error.js';
 import { expectLines } from './log-receiver.js';
-import type { PoolTask, Task, TaskResult, TaskType } from './tasks/index.js';
-import type { LogRoute } from './tasks/forwarding-logger.js';
+import type { PoolTask, Task, TaskResult, TaskType } from './pool-tasks/index.js';
+import type { LogRoute } from './pool-tasks/forwarding-logger.js';
 
 export interface TaskPoolOptions {
   /** Upper bound of worker threads (Piscina's default: 1.5 × available parallelism). */

@@ -11,8 +11,8 @@ import { workerData } from 'piscina';
 import { EngineError, serializeError } from '../engine/errors.js';
 import type { ChannelMessage, PoolWorkerData, TaskEnvelope, TaskOutcome } from './pool-protocol.js';
 import { isRetryable } from './task-error.js';
-import { handlerFor, taskTypes } from './tasks/index.js';
-import { takeLinesPosted, type LogRoute } from './tasks/forwarding-logger.js';
+import { handlerFor, taskTypes } from './pool-tasks/index.js';
+import { takeLinesPosted, type LogRoute } from './pool-tasks/forwarding-logger.js';
 
 /** Cancel notices for tasks not (yet) running here; every worker sees every notice, so keep few. */
 const EARLY_CANCEL_LIMIT = 1024;

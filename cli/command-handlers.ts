@@ -5,16 +5,16 @@
  * before any command could start). A handler gets the parsed command line;
  * a usage error it throws is printed with the command's help hint (exit 2).
  */
-import type { BuildCommand } from './build/args.js';
+import type { BuildCommand } from './build-command/args.js';
 import type { Io } from './io.js';
 import { flagSet, flagValue, type ParsedArgs } from './parse-command-line.js';
 
 type Handler = (a: ParsedArgs, io: Io) => Promise<number>;
 
 const build = (command: BuildCommand): Handler => async (a, io) => {
-  const { buildArgs } = await import('./build/args.js');
+  const { buildArgs } = await import('./build-command/args.js');
   const args = buildArgs(command, a);
-  const { buildCommand } = await import('./build/command.js');
+  const { buildCommand } = await import('./build-command/command.js');
   return buildCommand(args, io);
 };
 
@@ -29,7 +29,7 @@ export const HANDLERS: Readonly<Record<string, Handler>> = {
   'build list': build('list'),
   'build test': build('test'),
   'build compile': build('compile'),
-  'build graph': async (a, io) => (await import('./build/graph-command.js')).graphCommand(a, io),
+  'build graph': async (a, io) => (await import('./build-command/graph-command.js')).graphCommand(a, io),
   run: async (a, io) => (await import('./run-file.js')).runFileCommand(a, io),
   serve: async (a, io) => (await import('./serve.js')).serveCommand(a, io),
   'conns list': async (a, io) => (viaDaemon(a) ? remote('conns list')(a, io) : (await import('./conns.js')).connsList(io, flagValue(a, 'output') === 'json')),

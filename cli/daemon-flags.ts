@@ -6,17 +6,8 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EngineError } from '../engine/errors.js';
+import type { DaemonFlags } from '../daemon/daemon-options.js';
 import { flagSet, flagValue, parseCommandLine, type ParsedArgs } from './parse-command-line.js';
-
-export interface DaemonFlags {
-  readonly host: string;
-  readonly port: number;
-  readonly dataDir: string;
-  readonly state: string;
-  readonly maxRunning: number;
-  readonly gracePeriodMs: number;
-  readonly allowCommandSteps: boolean;
-}
 
 const usage = (m: string) => new EngineError('usage', m);
 

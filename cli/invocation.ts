@@ -15,7 +15,7 @@
 import { accessSync, constants, existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { VERSION } from './version.js';
+import { VERSION } from '../engine/version.js';
 
 export const PACKAGE_NAME = 'service-orchestrator';
 const COMMAND_NAMES = ['service', PACKAGE_NAME] as const;

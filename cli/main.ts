@@ -9,7 +9,7 @@ import { helpText } from './command-help.js';
 import { HANDLERS } from './command-handlers.js';
 import { printUsageError, processIo, type Io } from './io.js';
 import { parseCommandLine, UsageError, type CommandLine } from './parse-command-line.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../engine/version.js';
 
 export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
   let line: CommandLine;

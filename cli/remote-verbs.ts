@@ -1,13 +1,27 @@
 /**
  * API client verbs beyond listing and reading (cli/remote.ts holds the
- * others and the shared plumbing): a job named by id or name, saving and
- * (de)activating jobs, deleting and renaming files, and `execs log` with
- * `-f`, which follows a running execution until it ends.
+ * others and the shared plumbing; the shapes both use are here): a job named
+ * by id or name, saving and (de)activating jobs, deleting and renaming files,
+ * and `execs log` with `-f`, which follows a running execution until it ends.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { ClientError, type ApiClient } from './api-client.js';
-import type { Call, Row } from './remote.js';
+import type { Io } from './io.js';
+
+export type Row = Record<string, unknown>;
+
+/** What every verb's handler gets: the client, the parsed arguments and where to print. */
+export interface Call {
+  readonly api: ApiClient;
+  readonly flags: Map<string, string>;
+  readonly positionals: readonly string[];
+  readonly vars: readonly [string, string][];
+  readonly json: boolean;
+  readonly io: Io;
+  /** The body as JSON with `-o json`, else the table `render` makes. */
+  readonly show: (body: unknown, render: () => string) => void;
+}
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

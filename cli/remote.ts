@@ -10,9 +10,7 @@ import { apiClient, ClientError } from './api-client.js';
 import { EngineError } from '../engine/errors.js';
 import { flagValue, flagValues, type ParsedArgs } from './parse-command-line.js';
 import type { Io } from './io.js';
-import { execsLog, filesDelete, filesRename, findExecution, jobId, jobsActivate, jobsSave, sleep } from './remote-verbs.js';
-
-export type Row = Record<string, unknown>;
+import { execsLog, filesDelete, filesRename, findExecution, jobId, jobsActivate, jobsSave, sleep, type Call, type Row } from './remote-verbs.js';
 
 export function table(rows: readonly Row[], columns: readonly string[]): string {
   const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '' : String(r[c]))));
@@ -49,18 +47,6 @@ function fileBody(bytes: Buffer): { body: string; encoding?: 'base64' } {
   } catch {
     return { body: bytes.toString('base64'), encoding: 'base64' };
   }
-}
-
-/** What every verb's handler gets: the client, the parsed arguments and where to print. */
-export interface Call {
-  readonly api: ReturnType<typeof apiClient>;
-  readonly flags: Map<string, string>;
-  readonly positionals: readonly string[];
-  readonly vars: readonly [string, string][];
-  readonly json: boolean;
-  readonly io: Io;
-  /** The body as JSON with `-o json`, else the table `render` makes. */
-  readonly show: (body: unknown, render: () => string) => void;
 }
 
 /** `service jobs list` */

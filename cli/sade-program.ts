@@ -7,7 +7,7 @@
  */
 import sade from 'sade';
 import { COMMANDS } from './command-table.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../engine/version.js';
 
 /** A new program per parse: sade and mri keep state in the option tables they are given. */
 export function sadeProgram(): sade.Sade {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { clusterRoutes } from './routes/cluster.js';
 import { gitRoutes } from './routes/git.js';
 import { apiRoutes, type ApiDeps } from './routes/index.js';
-import { VERSION } from '../cli/version.js';
+import { VERSION } from '../engine/version.js';
 
 // The routes only close over their services; building the document never calls them.
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not available while generating the document')) });

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { threadId } from 'node:worker_threads';
 import { EngineError } from '../engine/errors.js';
 import { TaskPool } from '../actors/pool.js';
-import type { PoolTask } from '../actors/tasks/index.js';
+import type { PoolTask } from '../actors/pool-tasks/index.js';
 
 describe('task pool', () => {
   let pool: TaskPool;

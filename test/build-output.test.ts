@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { build, cli, duckProject, project, warehouseCreated, withEnv, writeFiles } from './helpers/build-cli.js';
-import { commandHelp, buildHelp } from '../cli/build/help.js';
+import { commandHelp, buildHelp } from '../cli/build-command/help.js';
 
 const SHOP_FILES = {
   'raw_orders.csv': 'id,customer_id,amount,status,updated_at\n1,10,100,placed,2024-01-05\n2,11,250,shipped,2024-01-20\n3,10,75,placed,2024-02-03\n',

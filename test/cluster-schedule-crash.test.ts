@@ -3,7 +3,7 @@
  * nothing for a survivor to fire again (docs/cluster.md, "Schedules and the
  * git poller"): the execution and its record on the schedule claim are one
  * statement. A test hook (SERVICE_TEST_KILL_AFTER_SCHEDULED_RUN, read only
- * by cli/serve.ts for this test) kills the daemon at that moment; its
+ * by daemon/start-daemon.ts for this test) kills the daemon at that moment; its
  * scheduler runs 30x fast so an every-minute job fires within seconds. The
  * survivor takes the dead daemon over and runs the queued execution (or
  * marks it interrupted when the dead daemon had already started it): one

@@ -1,8 +1,8 @@
 /** Cluster-mode settings from the environment: defaults, bounds, errors naming the variable. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clusterSetup, DEFAULT_LEASE_MS } from '../cli/cluster-setup.js';
-import type { DaemonFlags } from '../cli/daemon-flags.js';
+import { clusterSetup, DEFAULT_LEASE_MS } from '../daemon/cluster-setup.js';
+import type { DaemonFlags } from '../daemon/daemon-options.js';
 
 const flags = {} as DaemonFlags;
 const lines: string[] = [];

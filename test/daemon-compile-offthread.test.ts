@@ -8,7 +8,7 @@
 // result (one record per node). Before, the compile ran
 // on the thread serving requests, which answered nothing for seconds.
 // (docs/architecture.md: a build step's compile runs on a pool task,
-// actors/tasks/build-prepare.ts).
+// actors/pool-tasks/build-prepare.ts).
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -10,8 +10,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseServeFlags } from '../cli/daemon-flags.js';
-import { startDaemon } from '../cli/serve.js';
-import { nextRun } from '../engine/schedule/cron.js';
+import { startDaemon } from '../daemon/start-daemon.js';
+import { nextRun } from '../engine/jobs/cron.js';
 import { daemonFixture, projectClient } from './helpers/daemon-child.js';
 import { until } from './helpers/cluster.js';
 

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseServeFlags } from '../cli/daemon-flags.js';
-import { startDaemon, type RunningDaemon } from '../cli/serve.js';
+import { startDaemon, type RunningDaemon } from '../daemon/start-daemon.js';
 import { projectPaths } from '../engine/daemon-projects/project-paths.js';
 import { eventually } from './helpers/api-server.js';
 import { runMain, withEnv, type Run } from './helpers/cli-daemon.js';

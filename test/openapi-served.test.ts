@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { VERSION } from '../cli/version.js';
+import { VERSION } from '../engine/version.js';
 import { clusterRoutes } from '../http/routes/cluster.js';
 import { gitRoutes } from '../http/routes/git.js';
 import { apiRoutes, type ApiDeps } from '../http/routes/index.js';

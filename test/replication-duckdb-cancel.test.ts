@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BOOLEAN, BIGINT, DuckDBScalarFunction } from '@duckdb/node-api';
-import { replicationStream } from '../actors/tasks/replication-stream.js';
+import { replicationStream } from '../actors/pool-tasks/replication-stream.js';
 import type { Connection } from '../engine/connections/index.js';
 import { EngineError } from '../engine/errors.js';
 import { expandStreams, planReplication, type StreamPlan } from '../engine/replication/index.js';

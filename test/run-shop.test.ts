@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { commandHelp } from '../cli/build/help.js';
+import { commandHelp } from '../cli/build-command/help.js';
 import { build, fatal, logLines, project, withEnv, writeFiles } from './helpers/build-cli.js';
 import { payload, record, totals } from './helpers/run-payload.js';
 import { duckWarehouse, pgWarehouse, type Warehouse } from './helpers/warehouse.js';

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL runner with a build pool the CLI started (and connected)
- * ahead of the run (actors/build/target-ahead.ts, actors/build/open-pool-runner.ts): borrowed
+ * ahead of the run (actors/build-run/target-ahead.ts, actors/build-run/open-pool-runner.ts): borrowed
  * when its connection is the run's, ignored (and left to its opener) when
  * not, and a connect failure of the ahead pool is the run's spec error. Real
  * PostgreSQL; backends are counted in pg_stat_activity, which drops a closed
@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { openPoolRunner } from '../actors/build/open-pool-runner.js';
-import { openTargetAhead } from '../actors/build/target-ahead.js';
+import { openPoolRunner } from '../actors/build-run/open-pool-runner.js';
+import { openTargetAhead } from '../actors/build-run/target-ahead.js';
 import type { PostgresConnection } from '../engine/connections/connection.js';
 import { memoryLogger } from '../engine/log.js';
 import { createTempDatabase, pgAvailable, requirePg, type TempDatabase } from './helpers/pg.js';

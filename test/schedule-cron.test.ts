@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isValidTimezone, nextRun, parseCron } from '../engine/schedule/cron.js';
+import { isValidTimezone, nextRun, parseCron } from '../engine/jobs/cron.js';
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { duckdbActor } from '../actors/duckdb-actor.js';
 import { connectionFromUrl } from '../engine/connections/parse-entry.js';
 import { EngineError } from '../engine/errors.js';
-import { SyncQuery } from '../engine/project/dbt/sync-query.js';
+import { SyncQuery } from '../engine/project/dbt/compile-time-query/sync-query.js';
 import { duckSql } from './helpers/duck-file.js';
 import { createTempDatabase, requirePg } from './helpers/pg.js';
 import { waitFor } from './helpers/within.js';

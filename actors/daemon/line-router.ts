@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { logReceiver } from '../log-receiver.js';
-import type { LogRoute } from '../tasks/forwarding-logger.js';
+import type { LogRoute } from '../pool-tasks/forwarding-logger.js';
 import { OutputFeed } from './output-feed.js';
 
 export interface LineRouter {

@@ -6,7 +6,7 @@
  */
 import type { ConnectionRegistry } from '../../engine/connections/index.js';
 import { EngineError } from '../../engine/errors.js';
-import { runQueryStatements } from '../../engine/runs/query-task.js';
+import { runQueryStatements } from '../../engine/jobs/query-task.js';
 import type { ExecutionRecord } from '../../engine/state/store.js';
 import { withConnectionSession } from '../connection-session.js';
 import type { TaskPool } from '../pool.js';

@@ -9,7 +9,7 @@
  */
 import { errorChain } from '../../engine/errors.js';
 import type { Logger } from '../../engine/log.js';
-import { nextRun } from '../../engine/schedule/cron.js';
+import { nextRun } from '../../engine/jobs/cron.js';
 import type { JobRecord, StateStore } from '../../engine/state/store.js';
 
 export interface SchedulerDeps {

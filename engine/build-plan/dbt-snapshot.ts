@@ -12,16 +12,7 @@ import { quoteString } from '../targets/literal.js';
 import { quoteIdent, quoteRelation } from '../targets/relation.js';
 import type { Relation, TargetSession } from '../targets/target.js';
 import { relationColumns } from './dbt-incremental.js';
-import type { RunSettings, WireModelTask } from './node-task.js';
-
-export interface DbtSnapshotSpec {
-  readonly strategy: 'timestamp' | 'check';
-  readonly uniqueKey: readonly string[];
-  readonly updatedAt?: string;
-  /** 'all' or the columns compared by the check strategy. */
-  readonly checkCols: 'all' | readonly string[];
-  readonly invalidateHardDeletes: boolean;
-}
+import type { DbtSnapshotSpec, RunSettings, WireModelTask } from './node-task.js';
 
 const SCD_COLUMNS = ['dbt_scd_id', 'dbt_updated_at', 'dbt_valid_from', 'dbt_valid_to'];
 

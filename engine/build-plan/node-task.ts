@@ -7,7 +7,6 @@
  * can name (empty unless the model runs incremental).
  */
 import type { IndexedNode } from '../compile/node-index.js';
-import type { DbtSnapshotSpec } from './dbt-snapshot.js';
 import type { DbtLiveRecipe } from '../project/dbt/live-render.js';
 import type { RenderableModel } from '../compile/render-model.js';
 import type { DataTest } from '../project/data-tests.js';
@@ -15,6 +14,16 @@ import type { IncrementalStyle, ModelConfig } from '../project/model-config.js';
 import type { RangeSpec } from '../range-flag.js';
 import type { Relation, RelationKind } from '../targets/target.js';
 import type { RunCatalog } from './run-catalog.js';
+
+/** A dbt snapshot's settings: how a changed row is told from an unchanged one. */
+export interface DbtSnapshotSpec {
+  readonly strategy: 'timestamp' | 'check';
+  readonly uniqueKey: readonly string[];
+  readonly updatedAt?: string;
+  /** 'all' or the columns compared by the check strategy. */
+  readonly checkCols: 'all' | readonly string[];
+  readonly invalidateHardDeletes: boolean;
+}
 
 export interface RenderRecipe {
   readonly model: RenderableModel;

@@ -2,7 +2,7 @@
  * prepare-build.ts with its parts bound statically: the dbt loader and the
  * model renderer are loaded with this module. Long-lived hosts (the daemon,
  * pipeline steps, lineage) and tests use this; the command line binds the
- * parts lazily (cli/build/stages.ts).
+ * parts lazily (cli/build-command/stages.ts).
  */
 import type { Logger } from '../log.js';
 import { modelRenderer } from '../compile/model-renderer.js';

@@ -8,7 +8,7 @@
 import { EngineError } from '../errors.js';
 import { JOB_KINDS } from '../jobs/job-file-context.js';
 import { REPLICATION_MODES } from '../jobs/replication-model.js';
-import { isValidTimezone, parseCron } from '../schedule/cron.js';
+import { isValidTimezone, parseCron } from '../jobs/cron.js';
 import type { JobConfig, JobPolicy, JobRecord, JobType } from '../state/store.js';
 
 export interface JobConfigInput {

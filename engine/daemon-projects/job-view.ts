@@ -3,7 +3,7 @@
  * fully populated, `executed` (the latest execution's start_time) and
  * `next_run` (the next scheduled fire; null when inactive or unscheduled).
  */
-import { nextRun } from '../schedule/cron.js';
+import { nextRun } from '../jobs/cron.js';
 import type { JobRecord, StateStore } from '../state/store.js';
 
 /** The stored job without `project_id` (internal), plus the two computed fields. */

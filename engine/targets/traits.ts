@@ -2,7 +2,7 @@
  * What a host must know of a target type before opening it, without loading
  * its driver: a single-writer target (a DuckDB file) runs one node at a time
  * through its file's actor; the others run several at once on sessions of
- * one target (actors/build/start-build.ts picks the runner from this).
+ * one target (actors/build-run/start-build.ts picks the runner from this).
  */
 import type { TargetType } from './target.js';
 

@@ -16,7 +16,7 @@
  * counter the thread bumps after each answer, reading the answers with
  * `receiveMessageOnPort`, which needs no event loop.
  *
- * The users: compile-time queries (engine/project/dbt/sync-query.ts), the
+ * The users: compile-time queries (engine/project/dbt/compile-time-query/sync-query.ts), the
  * render workers of a large compile (engine/compile/parallel-render.ts) and
  * the stat-ahead thread of a warm compile (engine/compile/stat-ahead.ts).
  *

@@ -15,7 +15,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { parseServeFlags } from '../../cli/daemon-flags.js';
 import { main } from '../../cli/main.js';
-import { startDaemon, type RunningDaemon } from '../../cli/serve.js';
+import { startDaemon, type RunningDaemon } from '../../daemon/start-daemon.js';
 import type { Logger } from '../../engine/log.js';
 import { projectPaths } from '../../engine/daemon-projects/project-paths.js';
 import { fixtureEnv } from './api-server.js';

@@ -5,7 +5,7 @@
  * actor's instance wrote, and would lose what it wrote itself).
  */
 import { duckdbActor } from '../../actors/duckdb-actor.js';
-import type { RowShape } from '../../actors/tasks/duckdb-file.js';
+import type { RowShape } from '../../actors/pool-tasks/duckdb-file.js';
 
 export function duckSql<T = unknown>(path: string, sql: string, shape: RowShape = 'rows-js'): Promise<T> {
   return duckdbActor(path).run((thread) => thread.run({ type: 'duckdb.sql', path: thread.path, sql, shape })) as Promise<T>;

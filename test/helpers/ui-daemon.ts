@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startDaemon, type RunningDaemon } from '../../cli/serve.js';
+import { startDaemon, type RunningDaemon } from '../../daemon/start-daemon.js';
 import type { Logger } from '../../engine/log.js';
 import { projectPaths } from '../../engine/daemon-projects/project-paths.js';
 import { sha256hex } from '../../engine/state/ids.js';

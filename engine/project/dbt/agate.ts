@@ -5,7 +5,7 @@
  * `.items()`, each column with `.values()`), `.print_table()`.
  */
 import type { Logger } from '../../log.js';
-import type { QueryTable } from './query-session.js';
+import type { QueryTable } from './compile-time-query/query-session.js';
 
 /** A class, not a mapping: `.values()` must be the column's values, not a dict's. */
 export class AgateColumn {

@@ -8,7 +8,7 @@ import { EngineError } from '../../errors.js';
 import { callArgs } from '../../template/call-args.js';
 import { agateTable } from './agate.js';
 import { columnApi, DbtColumn } from './column.js';
-import type { DbtEnv, RenderState } from './dbt-context.js';
+import type { DbtEnv, RenderState } from './dbt-render-types.js';
 import { dispatchMacro } from './dispatch.js';
 import { DbtRelation, relationApi, type RelationType } from './relation.js';
 

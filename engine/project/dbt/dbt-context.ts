@@ -8,50 +8,17 @@
  */
 import { EngineError } from '../../errors.js';
 import { dbtEnvVar } from './dbt-env.js';
-import type { Logger } from '../../log.js';
 import { callArgs } from '../../template/call-args.js';
 import { pyCompare } from '../../template/py-compare.js';
 import { macroReturn } from '../../template/jinja-runtime.js';
 import { pyModules, runStartedAt } from './py-modules.js';
-import type { QueryTable } from './sync-query.js';
 import { agateTable } from './agate.js';
 import { dbtAdapter } from './dbt-adapter.js';
-import type { MacroScopes } from './macro-scopes.js';
+import type { DbtEnv, RenderState } from './dbt-render-types.js';
 import { DbtRelation } from './relation.js';
 
 export { DbtRelation } from './relation.js';
 export { agateTable } from './agate.js';
-
-/** What ref()/source() hand back: a relation, or (an ephemeral model) the name of its inlined CTE. */
-export type Resolved = { readonly key: string; readonly value: DbtRelation | string };
-
-export interface DbtEnv {
-  readonly file: (name: string) => string;
-  ref(name: string, pkg: string | undefined, from: string): Resolved;
-  source(sourceName: string, table: string, from: string): Resolved;
-  readonly vars: Readonly<Record<string, unknown>>;
-  readonly target: Readonly<Record<string, unknown>>;
-  readonly logger: Logger;
-  readonly stepEnv?: Readonly<Record<string, string>>;
-  readonly now: Date;
-  readonly graph: Readonly<Record<string, unknown>>;
-  readonly projectName: string;
-  readonly fullRefresh: boolean;
-  readonly invocationId: string;
-  /** Runs SQL on the target now (compile time). */
-  readonly query: (sql: string) => QueryTable;
-}
-
-
-
-/** One render's mutable results: dependencies found, config() calls, the nunjucks context (for macro lookups). */
-export interface RenderState {
-  readonly deps: Set<string>;
-  config: Record<string, unknown>;
-  nj?: { lookup(name: string): unknown };
-  /** The render's macro namespaces (packages, `dbt`); set by the loader's render. */
-  scopes?: MacroScopes;
-}
 
 export interface RenderSubject {
   readonly name: string;

@@ -13,8 +13,7 @@ import type { DbtFile } from './dbt-files.js';
 import { findDbtFiles } from './dbt-files.js';
 import { loadDbtProjectFile } from './dbt-project-file.js';
 import { BUILTIN_MACROS } from './dbt-builtins/index.js';
-import type { DispatchConfig } from './dispatch.js';
-import { BUILTIN_NS } from './macro-scopes.js';
+import { BUILTIN_NS, type DispatchConfig, type MacroSet } from './dbt-render-types.js';
 import { resolvePackages } from './packages.js';
 
 const MACRO_NAME = /\{%-?\s*(?:macro|test)\s+([A-Za-z_][A-Za-z0-9_]*)/g;
@@ -28,21 +27,6 @@ export function macroText(file: string, text: string): string {
     .replace(/\{%(-?)\s*endtest\s*(-?)%\}/g, '{%$1 endmacro $2%}');
 }
 
-export interface MacroSet {
-  /** The project's macro files: defined in every template's own context. */
-  readonly prefix: string;
-  readonly projectName: string;
-  /** Macro names defined by the project (not packages). */
-  readonly projectMacros: ReadonlySet<string>;
-  /** Package name (and `dbt`, the built-ins) → its macro names: `{{ dbt_utils.star(...) }}` calls the package's macro. */
-  readonly namespaces: ReadonlyMap<string, readonly string[]>;
-  /** Each namespace's macro text, rendered as its own scope (macro-scopes.ts). */
-  readonly scopeText: ReadonlyMap<string, string>;
-  /** Each namespace's folder, for messages. */
-  readonly scopeLabel: ReadonlyMap<string, string>;
-  /** The project's `dispatch:` config: namespace → search order. */
-  readonly dispatch: DispatchConfig;
-}
 
 export interface MacroOptions {
   readonly projectName: string;

@@ -6,11 +6,9 @@
  * shares most with).
  */
 import { EngineError } from '../../errors.js';
-import type { MacroScopes } from './macro-scopes.js';
+import type { MacroLookup } from './dbt-render-types.js';
 
-export type DispatchConfig = ReadonlyMap<string, readonly string[]>;
-
-export function dispatchMacro(scopes: MacroScopes, adapterType: string, name: string, ns: string | undefined, file: string): (...a: unknown[]) => unknown {
+export function dispatchMacro(scopes: MacroLookup, adapterType: string, name: string, ns: string | undefined, file: string): (...a: unknown[]) => unknown {
   if (name.includes('.')) {
     const [pkg, macro] = name.split('.', 2);
     throw new EngineError('compile', `${file}: adapter.dispatch('${name}'): dispatch takes the macro name and the namespace apart: adapter.dispatch('${macro}', '${pkg}')`);

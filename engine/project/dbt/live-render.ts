@@ -17,12 +17,12 @@ import { EngineError, errorChain } from '../../errors.js';
 import { importNear } from '../../lazy-import.js';
 import type { Logger } from '../../log.js';
 import type { TemplateEngine } from '../../template/template-engine.js';
-import { CAPTURE, DbtRelation, dbtContext, type DbtEnv, type RenderState } from './dbt-context.js';
+import { CAPTURE, DbtRelation, dbtContext } from './dbt-context.js';
+import type { DbtEnv, MacroSet, RenderState } from './dbt-render-types.js';
 import { cteRelation } from './relation.js';
 import { countSql } from './dbt-tests.js';
-import type { MacroSet } from './dbt-macros.js';
 import { withScopes } from './macro-scopes.js';
-import type { QueryTable } from './query-session.js';
+import type { QueryTable } from './compile-time-query/query-session.js';
 
 /** A relation as plain data (it crosses to a worker thread). */
 export interface RelationParts {

@@ -10,16 +10,14 @@
  */
 import { EngineError } from '../../errors.js';
 import type { TemplateEngine } from '../../template/template-engine.js';
-import type { RenderState } from './dbt-context.js';
-import type { MacroSet } from './dbt-macros.js';
+import { BUILTIN_NS, type MacroLookup, type MacroSet, type RenderState } from './dbt-render-types.js';
 
 type Lookup = { lookup(name: string): unknown };
 type Fn = (...args: unknown[]) => unknown;
 
-export const BUILTIN_NS = 'dbt';
 const SCOPE_CAPTURE = '{%- do __dbt_scope_capture() -%}';
 
-export class MacroScopes {
+export class MacroScopes implements MacroLookup {
   private readonly scopes = new Map<string, Lookup>();
 
   constructor(

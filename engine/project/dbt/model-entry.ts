@@ -4,8 +4,7 @@
  * its `persist_docs` comments. Pure functions of the entry.
  */
 import { EngineError } from '../../errors.js';
-import type { DbtModelRun } from '../../build-plan/node-task.js';
-import type { DbtSnapshotSpec } from '../../build-plan/dbt-snapshot.js';
+import type { DbtModelRun, DbtSnapshotSpec } from '../../build-plan/node-task.js';
 import type { ModelConfig } from '../model-config.js';
 import type { NodeName } from '../naming.js';
 import type { DbtFile } from './dbt-files.js';

@@ -16,7 +16,7 @@
  */
 import { errorChain } from '../../errors.js';
 import type { Level, Logger } from '../../log.js';
-import type { QueryTable } from './query-session.js';
+import type { QueryTable } from './compile-time-query/query-session.js';
 
 type Render = (extra: Readonly<Record<string, unknown>>) => string;
 

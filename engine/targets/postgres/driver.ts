@@ -33,7 +33,7 @@ interface PgLikeError {
  * psql's rendering of an error position: the statement's line holding it and
  * a caret under the character (`LINE 6:   nosuchcol as c` / `          ^`),
  * as DuckDB writes into its own messages — the CLI maps that line back to the
- * model file (cli/build/sql-error-location.ts).
+ * model file (cli/build-command/sql-error-location.ts).
  */
 export function positionLines(sql: string, position: number): string {
   const offset = Math.min(Math.max(position - 1, 0), sql.length);

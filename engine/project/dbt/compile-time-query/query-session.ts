@@ -4,9 +4,9 @@
  * (sync-query-worker.ts) and the DuckDB query process (sync-query-child.ts)
  * both run their queries through it.
  */
-import type { Connection } from '../../connections/index.js';
-import { importNear } from '../../lazy-import.js';
-import { closeAllDuckdbInstances, openTarget, type Target, type TargetSession } from '../../targets/index.js';
+import type { Connection } from '../../../connections/index.js';
+import { importNear } from '../../../lazy-import.js';
+import { closeAllDuckdbInstances, openTarget, type Target, type TargetSession } from '../../../targets/index.js';
 
 export interface QueryTable {
   readonly columns: readonly string[];
@@ -23,7 +23,7 @@ let numbersParsed = false;
 async function parseNumbers(): Promise<void> {
   if (numbersParsed) return;
   numbersParsed = true;
-  const { types: pgTypes } = await importNear<typeof import('../../targets/postgres/pg-module.js')>(import.meta.url, '../../targets/postgres/pg-module.js');
+  const { types: pgTypes } = await importNear<typeof import('../../../targets/postgres/pg-module.js')>(import.meta.url, '../../../targets/postgres/pg-module.js');
   const exact = (text: string): number | string => {
     const n = Number(text);
     return Number.isFinite(n) && (Number.isSafeInteger(n) || !/^-?\d+$/.test(text)) && Math.abs(n) < 2 ** 53 ? n : text;

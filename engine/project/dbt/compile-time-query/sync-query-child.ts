@@ -7,8 +7,8 @@
  * exits, so the run that follows can lock it.
  */
 import { createInterface } from 'node:readline';
-import type { Connection } from '../../connections/index.js';
-import { errorChain } from '../../errors.js';
+import type { Connection } from '../../../connections/index.js';
+import { errorChain } from '../../../errors.js';
 import { QuerySession } from './query-session.js';
 
 async function main(): Promise<void> {

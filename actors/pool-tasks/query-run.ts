@@ -5,7 +5,7 @@
  * record while it runs. Cancellation stops the statement in the database.
  */
 import type { Connection } from '../../engine/connections/connection.js';
-import { runQueryStatements, type QueryTaskResult } from '../../engine/runs/query-task.js';
+import { runQueryStatements, type QueryTaskResult } from '../../engine/jobs/query-task.js';
 import type { TaskHandler } from './task-handler.js';
 import { forwardingLogger, type LogRoute } from './forwarding-logger.js';
 import { withCancellableSession } from './worker-targets.js';

@@ -7,7 +7,7 @@
 import { planProjects, prepareBuildWith, prepareSubProjectsWith, type BuildParts, type BuildRequest, type PreparedBuild, type SubProjectResult } from '../../engine/build-plan/prepare-build.js';
 import { lazyModule } from '../../engine/lazy-import.js';
 import type { Logger } from '../../engine/log.js';
-import type { TargetAhead } from '../../actors/build/target-ahead.js';
+import type { TargetAhead } from '../../actors/build-run/target-ahead.js';
 import type { BuildArgs, BuildCommand } from './args.js';
 import { compileJson, compileText } from './render-compile.js';
 import { listEntries, listText } from './render-list.js';

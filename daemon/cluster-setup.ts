@@ -11,7 +11,7 @@
  */
 import { EngineError } from '../engine/errors.js';
 import type { Logger } from '../engine/log.js';
-import type { DaemonFlags } from './daemon-flags.js';
+import type { DaemonFlags } from './daemon-options.js';
 
 export const DEFAULT_LEASE_MS = 15_000;
 

@@ -1,7 +1,7 @@
 /**
  * The handler table: task `type` → handler. The worker entry dispatches on
  * it, and the pool derives its typed `run()` signature from it. To add a task
- * kind, write `actors/tasks/<kind>.ts` exporting its task type, result type
+ * kind, write `actors/pool-tasks/<kind>.ts` exporting its task type, result type
  * and handler, and add one entry here.
  *
  * Handlers are imported the first time a worker runs a task of their type:

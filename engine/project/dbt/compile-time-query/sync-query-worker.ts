@@ -11,11 +11,11 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Connection } from '../../connections/index.js';
-import { errorChain } from '../../errors.js';
-import { childNodeArgs, importNear } from '../../lazy-import.js';
+import type { Connection } from '../../../connections/index.js';
+import { errorChain } from '../../../errors.js';
+import { childNodeArgs, importNear } from '../../../lazy-import.js';
 import type { QueryTable } from './query-session.js';
-import type { ThreadSide } from '../../threads/blocking-thread.js';
+import type { ThreadSide } from '../../../threads/blocking-thread.js';
 import type { SyncQueryReply, SyncQueryRequest } from './sync-query-protocol.js';
 
 interface Runner {

@@ -5,7 +5,7 @@
  * (the lineage page's compile runs the same way, lineage-view.ts). The
  * answer is plain data: for `list` and `compile` the step's state, for
  * `run` and `test` the build plan the main thread executes
- * (actors/build/execute-build.ts executePlan), and the compile's log lines.
+ * (actors/build-run/execute-build.ts executePlan), and the compile's log lines.
  *
  * The build's connections and the project's change journal cross as
  * snapshots. The compile cache is this worker thread's memory: a pool
@@ -19,7 +19,7 @@ import { errorChain } from '../../engine/errors.js';
 import { journalView, type JournalSnapshot } from '../../engine/files/change-journal.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { Value } from '../../engine/pipeline/evaluate.js';
-import { planBuild, type BuildPlan } from '../build/execute-build.js';
+import { planBuild, type BuildPlan } from '../build-run/execute-build.js';
 import type { TaskHandler } from './task-handler.js';
 
 export interface BuildPrepareTask {

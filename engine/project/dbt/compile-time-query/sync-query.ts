@@ -10,9 +10,9 @@
  * end of the compile closes the session and, on DuckDB, the file before the
  * run opens it.
  */
-import type { Connection } from '../../connections/index.js';
-import { EngineError } from '../../errors.js';
-import { BlockingThread } from '../../threads/blocking-thread.js';
+import type { Connection } from '../../../connections/index.js';
+import { EngineError } from '../../../errors.js';
+import { BlockingThread } from '../../../threads/blocking-thread.js';
 import type { QueryTable } from './query-session.js';
 import type { SyncQueryReply, SyncQueryRequest } from './sync-query-protocol.js';
 

@@ -9,7 +9,7 @@
  * handshakes happen while this thread loads modules and compiles the
  * project instead of before the first node.
  */
-import type { TargetAhead } from '../../actors/build/target-ahead.js';
+import type { TargetAhead } from '../../actors/build-run/target-ahead.js';
 import { peekTargetConnection } from '../../engine/build-plan/peek-target.js';
 import { findConfigFiles } from '../../engine/project/config.js';
 import { isDbtProject } from '../../engine/project/dbt/dbt-project-file.js';
@@ -55,6 +55,6 @@ async function targetAhead(args: BuildArgs, command: BuildCommand): Promise<Targ
   if ((command !== 'run' && command !== 'test') || args.recursive) return undefined;
   const connection = peekTargetConnection(args.path, { target: args.target, schema: args.schema, prod: args.prod, vars: args.vars });
   if (connection?.type !== 'postgres') return undefined;
-  const { openTargetAhead } = await import('../../actors/build/target-ahead.js');
+  const { openTargetAhead } = await import('../../actors/build-run/target-ahead.js');
   return openTargetAhead(connection, Math.max(1, args.threads));
 }

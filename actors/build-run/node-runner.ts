@@ -10,7 +10,7 @@ import type { Connection } from '../../engine/connections/connection.js';
 import { wireTask } from '../../engine/build-plan/node-task.js';
 import type { RunCatalog } from '../../engine/build-plan/run-catalog.js';
 import { logReceiver } from '../log-receiver.js';
-import type { Task, TaskResult } from '../tasks/index.js';
+import type { Task, TaskResult } from '../pool-tasks/index.js';
 import type { Runner, RunnerInput } from './runner.js';
 
 type NodeTaskMessage = Extract<Task, { type: 'build.node' }>;

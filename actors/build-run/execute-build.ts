@@ -74,7 +74,7 @@ export const nodeKind = (t: NodeTask): string => (t.kind === 'seed' ? 'seed' : t
 
 /**
  * What a run or test of a prepared project executes, as plain data: the
- * daemon plans on a worker thread (actors/tasks/build-prepare.ts) and
+ * daemon plans on a worker thread (actors/pool-tasks/build-prepare.ts) and
  * executes the plan on its main thread.
  */
 export interface BuildPlan {

@@ -1,13 +1,13 @@
 /**
  * `run` and `test` on one prepared project: the host-neutral execution of
- * actors/build/execute-build.ts plus what only the CLI does — progress lines from
+ * actors/build-run/execute-build.ts plus what only the CLI does — progress lines from
  * the actor's events and SIGINT / SIGTERM handling (cancel in the database,
  * exit 130 / 143) — returning the result records in DAG order.
  */
 import type { TestResult } from '../../engine/build-plan/node-task.js';
-import type { BuildActor, ModelHooks } from '../../actors/build/start-build.js';
-import type { TargetAhead } from '../../actors/build/target-ahead.js';
-import { executeBuild, newRunId, nodeKind } from '../../actors/build/execute-build.js';
+import type { BuildActor, ModelHooks } from '../../actors/build-run/start-build.js';
+import type { TargetAhead } from '../../actors/build-run/target-ahead.js';
+import { executeBuild, newRunId, nodeKind } from '../../actors/build-run/execute-build.js';
 import type { PreparedBuild } from '../../engine/build-plan/prepare.js';
 import type { Level, Logger } from '../../engine/log.js';
 import type { BuildArgs } from './args.js';
