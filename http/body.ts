@@ -2,7 +2,7 @@
  * The daemon's one body reader: koa-body reads every request body — the
  * API's JSON and the console's forms — with its size limits, aborted
  * uploads and the urlencoded parse. This module holds what the API's
- * contract (docs/api.md) fixes on top of it: each failure's status and
+ * contract (docs/http-api.md) fixes on top of it: each failure's status and
  * message, the order of the checks (size, content type, JSON syntax, a JSON
  * object) and the field count taken on the text before it is parsed. koa-body
  * runs inside the route, after authentication, so a request without a token
