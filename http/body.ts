@@ -163,15 +163,27 @@ async function readWith(ctx: Context, reader: Middleware, tooLargeError: () => H
   // koa-body reads only bodies with a type; a body sent without one is taken as
   // application/octet-stream (RFC 9110, section 8.3), so it is read and refused like any other non-JSON type.
   if (ctx.get('content-type') === '') ctx.req.headers['content-type'] = 'application/octet-stream';
+  // A compressed body is read from the inflating stream, which never hears that
+  // the request was cut short: without this the read would wait forever.
+  let onClose = () => {};
+  const cutShort = new Promise<never>((_, reject) => {
+    onClose = () => {
+      if (!ctx.req.complete) reject(clientHungUp());
+    };
+    ctx.req.once('close', onClose);
+  });
   try {
-    await reader(ctx, nothing);
+    await Promise.race([reader(ctx, nothing), cutShort]);
   } catch (err) {
     throw readFailure(err, tooLargeError);
+  } finally {
+    ctx.req.off('close', onClose);
   }
   return ctx.request.body;
 }
 
 function readFailure(err: unknown, tooLargeError: () => HttpError): unknown {
+  if (err instanceof HttpError) return err;
   const e = err as { status?: unknown; type?: unknown; code?: unknown; message?: unknown };
   if (e.status === 413) return tooLargeError();
   if (e.type === 'request.aborted' || e.type === 'request.size.invalid') return clientHungUp();
