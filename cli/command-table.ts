@@ -3,8 +3,8 @@
  * (with defaults and descriptions) and examples. This one table feeds
  * everything the CLI says about itself:
  *
- * - the sade program (sade-program.ts) that resolves the command and reads
- *   the options, through the strict checks of parse-command-line.ts;
+ * - the parser (parse-command-line.ts), which resolves the command, checks
+ *   every token and reads the options;
  * - every `--help` text (command-help.ts), in one layout;
  * - the CLI reference, docs/cli.md (`npm run docs:cli`).
  *
@@ -25,7 +25,7 @@ export interface OptionDef {
   readonly value?: string;
   /** Several occurrences are all kept (`--select a --select b`); otherwise the last wins. */
   readonly repeatable?: boolean;
-  /** Handed to sade and shown in help as `(default …)`. */
+  /** Filled in by the parser when the option is not given; shown in help as `(default …)`. */
   readonly default?: string | number;
   readonly help: string;
 }
@@ -33,7 +33,7 @@ export interface OptionDef {
 export interface CommandDef {
   /** `build run`, `serve`, `jobs get`. */
   readonly name: string;
-  /** Positional arguments in sade's notation: `<FILE>` required, `[PATH]` optional. */
+  /** Positional arguments in usage notation: `<FILE>` required, `[PATH]` optional. */
   readonly args?: string;
   readonly summary: string;
   /** More paragraphs for the help text (between the summary and the options). */

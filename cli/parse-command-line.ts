@@ -1,18 +1,15 @@
 /**
- * The one command-line parser of `service`. It works in two steps:
- *
- * 1. A strict scan against the command table finds the command and checks
- *    every token, so each usage error is exact and names the flag as typed:
- *    `unknown flag: -q`, `flag --threads is not valid for 'service build
- *    compile' (applies to: run, test)`, `flag needs an argument: -s`,
- *    `flag --json does not take a value`, a missing or extra positional. It
- *    writes the tokens in canonical form: `--long=value`, `--switch`, then
- *    `--` and the positionals.
- * 2. sade (with mri underneath) reads the canonical form: it resolves the
- *    command, applies the declared defaults and collects repeated options.
- *    The canonical form exists because mri alone is lenient where the CLI
- *    must not be — a value that starts with `-`, an empty value before a
- *    positional, `-ojson`, a switch followed by a word.
+ * The one command-line parser of `service`: a strict scan against the
+ * command table (command-table.ts) finds the command, checks every token and
+ * reads the options. Each usage error is exact and names the flag as typed:
+ * `unknown flag: -q`, `flag --threads is not valid for 'service build
+ * compile' (applies to: run, test)`, `flag needs an argument: -s`,
+ * `flag --json does not take a value`, a missing or extra positional, an
+ * unknown command with the closest name. Values are taken as written (a
+ * value may start with `-` or be empty; `-ojson`, `-o=json`, `-o json`);
+ * a switch never takes the next word; repeatable options keep every value,
+ * the others the last; declared defaults fill in. Why this is ours and not
+ * a package's: docs/architecture.md, "The design's packages".
  *
  * `-h`/`--help` anywhere (before `--`) asks for the help of the command or
  * group named so far, and wins over every other argument.
@@ -20,7 +17,6 @@
 import { EngineError } from '../engine/errors.js';
 import { closestName } from '../engine/suggest.js';
 import { COMMANDS, commandByName, commandsOf, groupByName, type CommandDef, type OptionDef } from './command-table.js';
-import { sadeProgram } from './sade-program.js';
 
 /** A usage error (exit 2) and the help topic its hint names (`build list`, `jobs`, or '' for the program). */
 export class UsageError extends EngineError {
@@ -83,16 +79,17 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     rest = argv.slice(1);
   }
   if (wantsHelp) return { kind: 'help', topic: def.name };
-  const { canonical, positionals } = canonicalize(def, rest);
-  checkPositionals(def, positionals);
-  return { kind: 'command', args: readWithSade(def, canonical, positionals) };
+  const args = readArguments(def, rest);
+  checkPositionals(def, args.positionals);
+  return { kind: 'command', args };
 }
 
-/** Step 1: every token checked against the command's options and rewritten in canonical form. */
-function canonicalize(def: CommandDef, argv: readonly string[]): { canonical: string[]; positionals: string[] } {
+/** Every token checked against the command's options and read; then the defaults of the options not given. */
+function readArguments(def: CommandDef, argv: readonly string[]): ParsedArgs {
   const byLong = new Map(def.options.map((o) => [o.long, o]));
   const byShort = new Map(def.options.filter((o) => o.short).map((o) => [o.short!, o]));
-  const canonical: string[] = [];
+  const values = new Map<string, string[]>();
+  const give = (o: OptionDef, value: string) => values.set(o.long, o.repeatable ? [...(values.get(o.long) ?? []), value] : [value]);
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -122,7 +119,7 @@ function canonicalize(def: CommandDef, argv: readonly string[]): { canonical: st
     if (opt === undefined) throw unknownFlag(def, shown, arg.startsWith('--') ? shown.slice(2) : arg.slice(1));
     if (opt.value === undefined) {
       if (inline !== undefined) throw new UsageError(`flag ${shown} does not take a value`, def.name);
-      canonical.push(`--${opt.long}`);
+      give(opt, 'true');
       continue;
     }
     let value = inline;
@@ -131,9 +128,10 @@ function canonicalize(def: CommandDef, argv: readonly string[]): { canonical: st
       if (value === undefined) throw new UsageError(`flag needs an argument: ${shown}`, def.name);
       i++;
     }
-    canonical.push(`--${opt.long}=${value}`);
+    give(opt, value);
   }
-  return { canonical, positionals };
+  for (const o of def.options) if (o.default !== undefined && !values.has(o.long)) values.set(o.long, [String(o.default)]);
+  return { command: def.name, positionals, values };
 }
 
 /** `unknown flag: X`, or, when a sibling command of the group takes it, which commands do. */
@@ -158,34 +156,4 @@ function checkPositionals(def: CommandDef, positionals: readonly string[]): void
   if (positionals.length > declared.length) {
     throw new UsageError(def.tooManyArgs ? def.tooManyArgs(positionals.length) : `unexpected argument: ${positionals[declared.length]}`, def.name);
   }
-}
-
-/**
- * Step 2: sade resolves the command and mri reads the canonical tokens.
- * Options that start with `no-` reach mri as the negation of the rest of the
- * name (mri's convention), so that name is declared to it and read back.
- */
-function readWithSade(def: CommandDef, canonical: readonly string[], positionals: readonly string[]): ParsedArgs {
-  const negated = def.options.filter((o) => o.value === undefined && o.long.startsWith('no-'));
-  const parsed = sadeProgram().parse(['node', 'service', ...def.name.split(' '), ...canonical, '--', ...positionals], {
-    lazy: true,
-    string: def.options.filter((o) => o.value !== undefined).map((o) => o.long),
-    boolean: def.options.filter((o) => o.value === undefined && !o.long.startsWith('no-')).map((o) => o.long),
-    alias: Object.fromEntries(negated.map((o) => [o.long.slice(3), []])),
-    unknown: (flag: string) => {
-      throw new UsageError(`unknown flag: ${flag}`, def.name);
-    },
-  });
-  if (parsed.name !== def.name) throw new EngineError('internal', `sade resolved "${parsed.name}" for "${def.name}"`);
-  const opts = parsed.args.at(-1) as unknown as Record<string, unknown> & { _: string[] };
-  const values = new Map<string, string[]>();
-  for (const o of def.options) {
-    const raw = o.long.startsWith('no-') && o.value === undefined ? (opts[o.long.slice(3)] === false ? true : undefined) : opts[o.long];
-    if (raw === undefined || raw === false) continue;
-    const list = (Array.isArray(raw) ? raw : [raw]).map((v) => String(v));
-    values.set(o.long, o.repeatable ? list : [list.at(-1)!]);
-  }
-  const read = [...(parsed.args.slice(0, -1) as unknown as (string | undefined)[]).filter((p): p is string => p !== undefined), ...opts._.map(String)];
-  if (read.length !== positionals.length) throw new EngineError('internal', `sade read ${read.length} positional(s) for "${def.name}", expected ${positionals.length}`);
-  return { command: def.name, positionals, values };
 }

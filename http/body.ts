@@ -1,12 +1,15 @@
 /**
- * Reads a request's JSON body (content type and size checks): at most 1 MiB
- * (413 `request body exceeds 1 MiB`), `Content-Type: application/json` for a
- * non-empty body, valid JSON, a JSON object; an empty body is `{}`. Written
- * here rather than through a body-parser so each failure has the documented
- * message and the checks run in the documented order.
+ * The daemon's one body reader: koa-body reads every request body — the
+ * API's JSON and the console's forms — with its size limits, aborted
+ * uploads and the urlencoded parse. This module holds what the API's
+ * contract (docs/http-api.md) fixes on top of it: each failure's status and
+ * message, the order of the checks (size, content type, JSON syntax, a JSON
+ * object) and the field count taken on the text before it is parsed. koa-body
+ * runs inside the route, after authentication, so a request without a token
+ * gets its 401 before any body is read.
  */
-import type { IncomingMessage } from 'node:http';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
+import { koaBody } from 'koa-body';
 import { badRequest, clientHungUp, HttpError } from './http-error.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -82,11 +85,19 @@ function tooLarge(): HttpError {
   return new HttpError(413, 'payload_too_large', 'request body exceeds 1 MiB', undefined, { closeConnection: true });
 }
 
+/**
+ * The API's reader: every body as text, whatever its type, so that a body
+ * over 1 MiB is a 413 before its type is looked at and an empty body of any
+ * type is `{}`. JSON is parsed here, not by koa-body: its JSON parser
+ * (co-body over @hapi/bourne) parses before any hook could count the fields,
+ * and refuses a `__proto__` key as a syntax error where JSON.parse keeps it
+ * as data.
+ */
+const apiText = koaBody({ json: false, urlencoded: false, multipart: false, text: true, textTypes: ['*/*'], textLimit: MAX_BODY_BYTES });
+
 export async function readJsonBody(ctx: Context): Promise<Record<string, unknown>> {
-  const declared = Number(ctx.get('content-length') || '0');
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const text = (await readBody(ctx.req)).toString('utf8');
-  if (text.trim() === '') return {};
+  const text = await readWith(ctx, apiText, tooLarge);
+  if (typeof text !== 'string' || text.trim() === '') return {};
   const type = (ctx.get('content-type') || '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw badRequest('content type must be application/json');
   if (exceedsFields(text, MAX_BODY_FIELDS, MAX_BODY_DEPTH)) throw tooManyFields();
@@ -103,49 +114,82 @@ export async function readJsonBody(ctx: Context): Promise<Record<string, unknown
   return value as Record<string, unknown>;
 }
 
+/** A console form post is at most 4 MiB: the file editor posts whole files. */
+export const MAX_FORM_BYTES = 4 * 1024 * 1024;
+
+/** A console form's fields: the first value of each name. */
+export type Form = ReadonlyMap<string, string>;
+
+const formTooLarge = () => new HttpError(413, 'payload_too_large', 'form exceeds 4 MiB', undefined, { closeConnection: true });
+
 /**
- * The raw body, by 'data' events (an async iterator costs a few promises per
- * chunk). Over 1 MiB → 413: reading stops and the connection is closed once
- * that answer is written (destroying the socket here would reset the
- * connection before the client sees any answer).
+ * The console's reader: urlencoded bodies parsed flat (`a[b]` and `a.b` are
+ * plain names, the first of repeated names wins, no cap on their number, as
+ * the browser's URLSearchParams reads them), any other type read as text so
+ * that a non-empty one is refused after the size check.
  */
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
+const formBody = koaBody({
+  json: false,
+  multipart: false,
+  urlencoded: true,
+  formLimit: MAX_FORM_BYTES,
+  text: true,
+  textTypes: ['*/*'],
+  textLimit: MAX_FORM_BYTES,
+  queryString: { allowDots: false, depth: 0, parseArrays: false, duplicates: 'first', parameterLimit: Infinity, plainObjects: true },
+});
+
+export async function readForm(ctx: Context): Promise<Form> {
+  const body = await readWith(ctx, formBody, formTooLarge);
+  const form = new Map<string, string>();
+  if (typeof body === 'string') {
+    if (body !== '') throw new HttpError(415, 'bad_request', 'forms must be sent as application/x-www-form-urlencoded');
+    return form;
+  }
+  for (const [k, v] of Object.entries(body ?? {})) if (typeof v === 'string') form.set(k, v);
+  return form;
+}
+
+const nothing = async () => {};
+
+/**
+ * Runs a koa-body reader and returns what it read (undefined: the request
+ * has no body). Its failures become the contract's: over the limit → the
+ * caller's 413; an upload cut short → the client hung up; any other client
+ * error (an unknown Content-Encoding, a corrupt gzip body) → 400. Each closes
+ * the connection, since the rest of the body stays unread.
+ */
+async function readWith(ctx: Context, reader: Middleware, tooLargeError: () => HttpError): Promise<unknown> {
+  // koa-body reads only bodies with a type; a body sent without one is taken as
+  // application/octet-stream (RFC 9110, section 8.3), so it is read and refused like any other non-JSON type.
+  if (ctx.get('content-type') === '') ctx.req.headers['content-type'] = 'application/octet-stream';
+  // A compressed body is read from the inflating stream, which never hears that
+  // the request was cut short: without this the read would wait forever.
+  let onClose = () => {};
+  const cutShort = new Promise<never>((_, reject) => {
+    onClose = () => {
+      if (!ctx.req.complete) reject(clientHungUp());
     };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        cleanup();
-        req.pause();
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    };
-    const onError = () => {
-      cleanup();
-      reject(clientHungUp());
-    };
-    const onClose = () => {
-      cleanup();
-      reject(clientHungUp());
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    ctx.req.once('close', onClose);
   });
+  try {
+    await Promise.race([reader(ctx, nothing), cutShort]);
+  } catch (err) {
+    throw readFailure(err, tooLargeError);
+  } finally {
+    ctx.req.off('close', onClose);
+  }
+  return ctx.request.body;
+}
+
+function readFailure(err: unknown, tooLargeError: () => HttpError): unknown {
+  if (err instanceof HttpError) return err;
+  const e = err as { status?: unknown; type?: unknown; code?: unknown; message?: unknown };
+  if (e.status === 413) return tooLargeError();
+  if (e.type === 'request.aborted' || e.type === 'request.size.invalid') return clientHungUp();
+  const clientError = (typeof e.status === 'number' && e.status >= 400 && e.status < 500) || (typeof e.code === 'string' && e.code.startsWith('Z_'));
+  if (clientError) return new HttpError(400, 'bad_request', `cannot read the request body: ${String(e.message)}`, undefined, { closeConnection: true });
+  return err;
 }
 
 /** A query parameter given at most once (a repeated one is a 400); undefined when absent. */

@@ -1,7 +1,7 @@
 /**
  * The one command-line parser: the command table declares every
- * command; sade reads the canonical form the strict scan writes. These
- * cases pin what mri alone would get wrong and the exact usage errors.
+ * command; the parser checks and reads every token. These cases pin what a
+ * lenient parser (mri, under sade) gets wrong and the exact usage errors.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -5,7 +5,7 @@
  * the response itself (the live event stream).
  */
 import type { Context } from 'koa';
-import type { Form } from './form-body.js';
+import type { Form } from '../body.js';
 import type { Session } from './sessions.js';
 import type { LayoutData } from './views.js';
 import type { TEMPLATES } from './templates/index.js';

@@ -17,7 +17,7 @@ import { AuthFailureLimiter } from '../auth-limit.js';
 import { HttpError, toHttpError } from '../http-error.js';
 import { CONSOLE_CSS } from './assets/console-css.js';
 import { CONSOLE_JS } from './assets/console-js.js';
-import { readForm, type Form } from './form-body.js';
+import { readForm, type Form } from '../body.js';
 import { executionPages } from './pages/execution-pages.js';
 import { filePages } from './pages/file-pages.js';
 import { jobPages } from './pages/job-pages.js';
