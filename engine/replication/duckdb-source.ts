@@ -2,7 +2,7 @@
  * DuckDB as a replication source — a database file (through its actor's
  * connection) or files read by DuckDB's readers (`read_csv`, `read_json`,
  * `read_parquet`). Columns come from `DESCRIBE`; rows go to PostgreSQL as CSV
- * lines built inside DuckDB, or to a DuckDB target on the same connection as
+ * written by DuckDB (duckdb-csv-out.ts), or to a DuckDB target on the same connection as
  * one `INSERT … SELECT`.
  */
 import { quoteRelation } from '../targets/relation.js';
@@ -13,7 +13,8 @@ import { flattenedFrom } from './json-flatten.js';
 import type { Feed } from './feed.js';
 import { sqlFrom } from './pg-source.js';
 import type { FileEntry, FileFormat, SourceRead, StreamPlan } from './plan-types.js';
-import { buildSourceQuery, duckCsvLineQuery, loadedAtColumn, selectColumns, sqlString } from './source-query.js';
+import { duckCsvOut } from './duckdb-csv-out.js';
+import { buildSourceQuery, loadedAtColumn, selectColumns, sqlString } from './source-query.js';
 import type { FeedRequest, PreparedSource } from './table-load.js';
 
 function option(name: string, value: string | boolean | undefined): string[] {
@@ -78,7 +79,7 @@ export async function prepareDuckSource(s: DuckSession, plan: StreamPlan, read: 
       const query = buildSourceQuery({ ...req, source: 'duckdb', target, from, where, limit });
       if (target === 'duckdb') return { kind: 'duckdb-sql', sql: query };
       const cols: SourceColumn[] = req.loadedAt !== undefined ? [...req.columns, loadedAtColumn('duckdb')] : [...req.columns];
-      return { kind: 'csv', open: () => s.lines(duckCsvLineQuery(query, cols)) };
+      return { kind: 'csv', open: () => duckCsvOut(s, query, cols) };
     },
     concrete: async (cols) => [...cols],
   };

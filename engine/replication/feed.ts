@@ -5,8 +5,7 @@
  *   PostgreSQL target takes as is (`COPY … FROM STDIN`).
  * - `pg-binary`: the same in binary format, which a DuckDB target decodes
  *   into column blocks and inserts in batches (duckdb-copy-feed.ts).
- * - `csv`: PostgreSQL CSV lines built inside DuckDB (DuckDB and file
- *   sources), for `COPY … FROM STDIN (FORMAT csv)`.
+ * - `csv`: PostgreSQL CSV written by DuckDB (DuckDB and file sources), for `COPY … FROM STDIN (FORMAT csv)`.
  * - `duckdb-sql`: a SELECT the target's own DuckDB connection runs (DuckDB
  *   sources on the same file, files read by the target DuckDB).
  *
@@ -19,7 +18,7 @@ import type { SourceColumn } from './column-types.js';
 export type Feed =
   | { readonly kind: 'pg-text'; readonly open: () => Readable }
   | { readonly kind: 'pg-binary'; readonly columns: readonly SourceColumn[]; readonly open: () => Readable }
-  | { readonly kind: 'csv'; readonly open: () => AsyncIterable<string> }
+  | { readonly kind: 'csv'; readonly open: () => AsyncIterable<Buffer> }
   | { readonly kind: 'duckdb-sql'; readonly sql: string };
 
 /** Rows and bytes moved by one load. */

@@ -6,9 +6,9 @@
  * |---|---|---|
  * | PostgreSQL → PostgreSQL | worker | COPY TO STDOUT piped into COPY FROM STDIN (text) |
  * | PostgreSQL → DuckDB | target file's actor | binary COPY decoded into column blocks, INSERT from a table function |
- * | DuckDB → PostgreSQL | source file's actor | CSV lines built in DuckDB, COPY FROM STDIN |
+ * | DuckDB → PostgreSQL | source file's actor | CSV written by DuckDB into a named pipe, COPY FROM STDIN |
  * | DuckDB → DuckDB | actor(s) | same file: INSERT … SELECT; other file: via a temp Parquet file |
- * | files → PostgreSQL | worker | task-local in-memory DuckDB reads, CSV lines, COPY |
+ * | files → PostgreSQL | worker | task-local in-memory DuckDB reads and writes CSV (named pipe), COPY |
  * | files → DuckDB | target file's actor | the target's DuckDB reads the files |
  * | PostgreSQL → files | worker | binary COPY into a task-local DuckDB (spills to disk), COPY … TO file |
  * | DuckDB / files → files | actor / worker | COPY (SELECT …) TO file |

@@ -74,13 +74,22 @@ const DUCK_BARE_TEXT: ReadonlySet<ColumnKind> = new Set([
   'smallint', 'integer', 'bigint', 'hugeint', 'decimal', 'real', 'double', 'boolean', 'date', 'time', 'timetz', 'timestamp', 'timestamptz', 'interval',
 ]);
 
+/**
+ * A DuckDB expression rendering `col` as the text of one PostgreSQL CSV
+ * field, and whether the field is quoted: numbers, dates and times go bare,
+ * text and the rest quoted, so an empty string stays apart from NULL.
+ */
+export function duckCsvValue(col: SourceColumn): { readonly expr: string; readonly quoted: boolean } {
+  const c = quoteIdent(col.name);
+  if (col.kind === 'blob') return { expr: `'\\x' || hex(${c})`, quoted: false };
+  if (DUCK_BARE_TEXT.has(col.kind)) return { expr: `CAST(${c} AS VARCHAR)`, quoted: false };
+  return { expr: col.kind === 'nested' ? `CAST(to_json(${c}) AS VARCHAR)` : `CAST(${c} AS VARCHAR)`, quoted: true };
+}
+
 /** A DuckDB expression rendering `col` as one PostgreSQL CSV field (NULL → empty, text quoted). */
 export function duckCsvField(col: SourceColumn): string {
-  const c = quoteIdent(col.name);
-  if (col.kind === 'blob') return `'\\x' || hex(${c})`;
-  if (DUCK_BARE_TEXT.has(col.kind)) return `CAST(${c} AS VARCHAR)`;
-  const text = col.kind === 'nested' ? `CAST(to_json(${c}) AS VARCHAR)` : `CAST(${c} AS VARCHAR)`;
-  return `'"' || replace(${text}, '"', '""') || '"'`;
+  const v = duckCsvValue(col);
+  return v.quoted ? `'"' || replace(${v.expr}, '"', '""') || '"'` : v.expr;
 }
 
 /**
