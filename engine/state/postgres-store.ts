@@ -30,7 +30,8 @@ import { EngineError } from '../errors.js';
 import { migrate } from './migrations.js';
 import { EXECUTION_COLUMNS } from './records.js';
 import { driveAsync, type ConstraintKind, type Dialect, type Query, type RecordKind, type Work } from './sql-dialect.js';
-import { OUTPUT_TABLES, SqlStore } from './sql-store.js';
+import { OUTPUT_TABLES } from './execution-work.js';
+import { SqlStore } from './sql-store.js';
 import type { StateStore, StateStoreOptions } from './store.js';
 
 type Queryable = pg.Pool | pg.PoolClient;

@@ -14,7 +14,8 @@ import { executionFilter } from './execution-filter.js';
 import * as R from './records.js';
 import { PROJECT_ACTIVE_SQL, projectDeleteStatements, projectHasActive, TOKEN_LIST_SQL, tokenFromRow } from './project-records.js';
 import { publicExecutionsJson } from './public-execution.js';
-import { changes, row, rows, values, type Dialect, type RecordKind, type Row, type Work } from './sql-dialect.js';
+import { changes, row, rows, values, type Dialect, type RecordKind, type Row } from './sql-dialect.js';
+import * as W from './execution-work.js';
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   type ClaimOptions,
@@ -31,7 +32,6 @@ import {
   type ProjectRecord,
   type StateStore,
   type StateStoreOptions,
-  type StatusMap,
   type StepRecord,
   type StepUpsert,
   type TaskRecord,
@@ -40,61 +40,14 @@ import {
   type Watermark,
 } from './store.js';
 
-const ACTIVE = "('queued', 'running')";
 const GIT_COLUMNS = ['git_url', 'git_branch', 'git_enabled', 'git_poll_interval', 'git_last_sha', 'git_last_pull', 'git_last_error'];
-const TASK_COLUMNS = 'exec_id, task_id, seq, stream_name, object, mode, status, error, start_time, end_time, row_count, byte_count, metrics';
-const STEP_COLUMNS = 'exec_id, step_id, seq, type, status, error, start_time, end_time, state';
 const params$ = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
 const INSERT_EXECUTION = `INSERT INTO executions (${R.EXECUTION_COLUMNS.join(', ')}) VALUES (${params$(R.EXECUTION_COLUMNS.length)})`;
 const BIGINT_COLUMNS: ReadonlySet<string> = new Set(['row_count', 'byte_count']);
 
-/** Per record kind: its table, its output chunks' table and its id column. */
-export const OUTPUT_TABLES: Record<RecordKind, { readonly table: string; readonly out: string; readonly col: string }> = {
-  task: { table: 'tasks', out: 'task_output', col: 'task_id' },
-  step: { table: 'steps', out: 'step_output', col: 'step_id' },
-};
-
-/**
- * `<col> = CASE WHEN <given> THEN <value> ELSE <current> END` for an optional
- * field of an upsert or patch, its two parameters appended to `params`.
- * Returns the assignment and the value's parameter (`CAST($n AS <type>)`:
- * PostgreSQL must know a parameter's type wherever it appears).
- */
-function keep(d: Dialect, col: string, table: string, g: R.Given, params: unknown[], type = 'TEXT'): { set: string; value: string } {
-  params.push(d.bool(g.has), g.value);
-  const value = `CAST($${params.length} AS ${type})`;
-  return { set: `${col} = CASE WHEN CAST($${params.length - 1} AS BOOLEAN) THEN ${value} ELSE ${table}.${col} END`, value };
-}
-
 /** A record's whole output, from its chunks in order, in the same statement (one snapshot). */
 const outputOf = (kind: RecordKind) =>
   `(SELECT string_agg(o.chunk, '' ORDER BY o.n) FROM ${kind}_output o WHERE o.exec_id = t.exec_id AND o.${kind}_id = t.${kind}_id) AS output`;
-
-/**
- * An execution from its select list (Dialect.executionColumns): the record,
- * plus, once claimed in cluster mode, the daemon that claimed it and the
- * project-files version it ran on.
- */
-function executionFrom(v: readonly unknown[], maps: Map<string, StatusMap>): ExecutionRecord {
-  const e = R.executionFromValues(v, maps);
-  const [claimedBy, treeVersion] = v.slice(R.EXECUTION_COLUMNS.length);
-  if (claimedBy === null || claimedBy === undefined) return e;
-  return { ...e, daemon: String(claimedBy), ...(treeVersion !== null && treeVersion !== undefined ? { tree_version: Number(treeVersion) } : {}) };
-}
-
-/**
- * Open tasks and steps of the executions `ids` → `status`, end_time `now`
- * where unset. Returns how many changed.
- */
-export function* closeOpen(d: Dialect, ids: readonly string[], status: ExecutionStatus, now: string): Work<number> {
-  const list = d.list(ids);
-  let n = 0;
-  for (const table of ['tasks', 'steps']) {
-    n += yield* changes(`UPDATE ${table} SET status = $1, end_time = COALESCE(end_time, $2) WHERE ${d.inList('exec_id', '$3')} AND status IN ${ACTIVE}`, [status, now, list]);
-  }
-  if (n > 0 && d.afterClose) yield* d.afterClose(list);
-  return n;
-}
 
 export class SqlStore implements StateStore {
   readonly kind: 'sqlite' | 'postgres';
@@ -256,7 +209,7 @@ export class SqlStore implements StateStore {
     return d.write(
       (function* () {
         if (!(yield* row(`SELECT 1 FROM jobs WHERE project_id = $1 AND id = $2${d.lockRows}`, [projectId, jobId]))) return false;
-        if (yield* row(`SELECT 1 FROM executions WHERE status IN ${ACTIVE} AND ${d.unindexed('job_id')} = $1`, [jobId])) throw R.jobHasActive(jobId);
+        if (yield* row(`SELECT 1 FROM executions WHERE status IN ${W.ACTIVE} AND ${d.unindexed('job_id')} = $1`, [jobId])) throw R.jobHasActive(jobId);
         return (yield* changes('DELETE FROM jobs WHERE project_id = $1 AND id = $2', [projectId, jobId])) > 0;
       })(),
     );
@@ -295,31 +248,13 @@ export class SqlStore implements StateStore {
 
   // ---- executions ----
 
-  /** Records of the rows `rest` (after `SELECT <execution columns> FROM executions e`) selects, with their status maps. */
-  private *executions(rest: string, params: readonly unknown[]): Work<ExecutionRecord[]> {
-    return yield* this.withMaps(yield* values(`${this.selectExecutions} ${rest}`, params));
-  }
-
-  /** Status maps of a page of executions: one grouped query; an execution has either tasks or steps. */
-  private *withMaps(found: readonly unknown[][]): Work<ExecutionRecord[]> {
-    if (found.length === 0) return [];
-    const counts = yield* rows(
-      `SELECT exec_id, status, COUNT(*) AS n FROM tasks WHERE ${this.d.inList('exec_id', '$1')} GROUP BY exec_id, status
-       UNION ALL
-       SELECT exec_id, status, COUNT(*) AS n FROM steps WHERE ${this.d.inList('exec_id', '$1')} GROUP BY exec_id, status`,
-      [this.d.list(found.map((v) => v[0]))],
-    );
-    const maps = R.statusMaps(counts);
-    return found.map((v) => executionFrom(v, maps));
-  }
-
   async createExecution(input: NewExecution, options: { readonly scheduleDue?: string } = {}): Promise<ExecutionRecord> {
     const v = R.executionValues({ ...input, exec_id: input.exec_id ?? newExecId() });
     const insert = `${INSERT_EXECUTION} RETURNING ${this.d.executionColumns}`;
     const claimed = options.scheduleDue !== undefined && this.d.withScheduleClaim !== undefined;
     const sql = claimed ? this.d.withScheduleClaim!(insert, v.length) : insert;
     try {
-      return executionFrom((await this.d.read(values(sql, claimed ? [...v, input.job_id, options.scheduleDue] : v)))[0]!, new Map());
+      return W.executionFrom((await this.d.read(values(sql, claimed ? [...v, input.job_id, options.scheduleDue] : v)))[0]!, new Map());
     } catch (err) {
       if (this.d.violates(err, 'foreign_key')) throw R.projectNotFound(input.project_id);
       if (this.d.violates(err, 'one_running_per_job')) throw R.alreadyRunning(String(v[0]));
@@ -333,11 +268,11 @@ export class SqlStore implements StateStore {
   }
 
   async getExecution(projectId: string, execId: string): Promise<ExecutionRecord | undefined> {
-    return (await this.d.read(this.executions('WHERE exec_id = $1 AND project_id = $2', [execId, projectId])))[0];
+    return (await this.d.read(W.executions(this.d, 'WHERE exec_id = $1 AND project_id = $2', [execId, projectId])))[0];
   }
 
   async findExecution(execId: string): Promise<ExecutionRecord | undefined> {
-    return (await this.d.read(this.executions('WHERE exec_id = $1', [execId])))[0];
+    return (await this.d.read(W.executions(this.d, 'WHERE exec_id = $1', [execId])))[0];
   }
 
   changeToken(): string | undefined {
@@ -346,7 +281,7 @@ export class SqlStore implements StateStore {
 
   async listExecutions(q: ExecutionQuery): Promise<ExecutionRecord[]> {
     const f = executionFilter(q);
-    return f === null ? [] : this.d.read(this.executions(f.clause, f.params));
+    return f === null ? [] : this.d.read(W.executions(this.d, f.clause, f.params));
   }
 
   async listExecutionsJson(q: ExecutionQuery): Promise<Buffer> {
@@ -355,19 +290,9 @@ export class SqlStore implements StateStore {
   }
 
   async updateExecution(execId: string, patch: ExecutionPatch): Promise<boolean> {
-    const v = R.executionPatchValues(patch, R.nowIso());
-    const p: unknown[] = [execId];
-    const sets = [
-      keep(this.d, 'status', 'executions', v.status, p),
-      keep(this.d, 'error', 'executions', v.error, p),
-      keep(this.d, 'end_time', 'executions', v.end_time, p),
-      keep(this.d, 'row_count', 'executions', v.rows, p, 'BIGINT'),
-      keep(this.d, 'byte_count', 'executions', v.bytes, p, 'BIGINT'),
-      keep(this.d, 'build', 'executions', v.build, p),
-    ].map((k) => k.set);
-    const update = `UPDATE executions SET ${sets.join(', ')} WHERE exec_id = $1 AND status IN ${ACTIVE} RETURNING status, end_time`;
+    const update = W.executionUpdate(this.d, execId, patch);
     try {
-      return await this.d.patchExecution(update, p, (status, end) => closeOpen(this.d, [execId], R.closingStatus(status as ExecutionStatus), end));
+      return await this.d.patchExecution(update.sql, update.params, (status, end) => W.closeOpen(this.d, [execId], R.closingStatus(status as ExecutionStatus), end));
     } catch (err) {
       if (this.d.violates(err, 'one_running_per_job')) throw R.alreadyRunning(execId);
       throw err;
@@ -377,34 +302,14 @@ export class SqlStore implements StateStore {
   async activeExecutions(jobId: string): Promise<ExecutionRecord[]> {
     // SQLite: `+job_id` keeps the planner on executions_status (few active rows) rather than
     // walking every execution the job ever had through executions_job_start.
-    return this.d.read(this.executions(`WHERE status IN ${ACTIVE} AND ${this.d.unindexed('job_id')} = $1 ORDER BY exec_id`, [jobId]));
-  }
-
-  private *claim(options: ClaimOptions): Work<unknown[] | undefined> {
-    const d = this.d;
-    if (options.maxRunning !== undefined) {
-      // Cluster mode: serialise one owner's claims so two concurrent calls cannot both take the last slot.
-      if (d.claimLock !== undefined) yield* rows(d.claimLock, [options.owner ?? '']);
-      const running = options.owner === undefined
-        ? yield* row("SELECT COUNT(*) AS n FROM executions WHERE status = 'running'")
-        : yield* row("SELECT COUNT(*) AS n FROM executions WHERE status = 'running' AND claimed_by = $1", [options.owner]);
-      if (Number(running!.n) >= options.maxRunning) return undefined;
-    }
-    const next = yield* row(
-      `SELECT e.exec_id FROM executions e WHERE e.status = 'queued'
-         AND NOT EXISTS (SELECT 1 FROM executions r WHERE r.job_id = e.job_id AND r.status = 'running')
-       ORDER BY e.exec_id LIMIT 1${d.skipLocked}`,
-    );
-    if (!next) return undefined;
-    const sql = `UPDATE executions SET status = 'running', claimed_by = $2${d.claimCounts} WHERE exec_id = $1 RETURNING ${d.executionColumns}`;
-    return (yield* values(sql, [next.exec_id, options.owner ?? null]))[0];
+    return this.d.read(W.executions(this.d, `WHERE status IN ${W.ACTIVE} AND ${this.d.unindexed('job_id')} = $1 ORDER BY exec_id`, [jobId]));
   }
 
   async claimNextQueued(options: ClaimOptions = {}): Promise<ExecutionRecord | undefined> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const claimed = await this.d.write(this.claim(options));
-        return claimed && (await this.d.read(this.withMaps([claimed])))[0];
+        const claimed = await this.d.write(W.claim(this.d, options));
+        return claimed && (await this.d.read(W.withMaps(this.d, [claimed])))[0];
       } catch (err) {
         // PostgreSQL: another daemon started this job between our check and update: look again.
         if (this.d.violates(err, 'one_running_per_job') && attempt < 5) continue;
@@ -414,109 +319,37 @@ export class SqlStore implements StateStore {
   }
 
   async markRunningInterrupted(now: string, error: string, owner?: string): Promise<string[]> {
-    const at = R.canonicalTime(now, 'now');
-    const d = this.d;
-    return d.write(
-      (function* () {
-        const found = owner === undefined
-          ? yield* rows(`SELECT exec_id FROM executions WHERE status = 'running' ORDER BY exec_id${d.lockRows}`)
-          : yield* rows(`SELECT exec_id FROM executions WHERE status = 'running' AND claimed_by = $1 ORDER BY exec_id${d.lockRows}`, [owner]);
-        const ids = found.map((r) => String(r.exec_id));
-        if (ids.length === 0) return ids;
-        const sql = `UPDATE executions SET status = 'interrupted', error = $1, end_time = $2 WHERE ${d.inList('exec_id', '$3')} AND status = 'running'`;
-        yield* changes(sql, [R.cleanText(error), at, d.list(ids)]);
-        yield* closeOpen(d, ids, 'interrupted', at);
-        return ids;
-      })(),
-    );
+    return this.d.write(W.interruptRunning(this.d, R.canonicalTime(now, 'now'), error, owner));
   }
 
   async finishActive(execId: string, status: ExecutionStatus, now: string): Promise<number> {
     R.assertTerminal(status);
-    return this.d.write(closeOpen(this.d, [execId], status, R.canonicalTime(now, 'now')));
+    return this.d.write(W.closeOpen(this.d, [execId], status, R.canonicalTime(now, 'now')));
   }
 
   // ---- tasks and steps ----
 
-  private *upsertTaskWork(t: TaskUpsert): Work<boolean> {
-    const d = this.d;
-    const v = R.taskUpsertValues(t);
-    const p: unknown[] = [v.exec_id, v.task_id, v.seq, v.stream_name, v.mode, v.status];
-    const [object, error, start, end, rowCount, byteCount, metrics] = [
-      keep(d, 'object', 'tasks', v.object, p),
-      keep(d, 'error', 'tasks', v.error, p),
-      keep(d, 'start_time', 'tasks', v.start_time, p),
-      keep(d, 'end_time', 'tasks', v.end_time, p),
-      keep(d, 'row_count', 'tasks', v.rows, p, 'BIGINT'),
-      keep(d, 'byte_count', 'tasks', v.bytes, p, 'BIGINT'),
-      keep(d, 'metrics', 'tasks', v.metrics, p),
-    ];
-    const sql = `INSERT INTO tasks (${TASK_COLUMNS}) VALUES ($1, $2,
-        COALESCE(CAST($3 AS INTEGER), (SELECT COALESCE(MAX(seq), 0) + 1 FROM tasks WHERE exec_id = $1)),
-        $4, ${object.value}, $5, $6, ${error.value}, ${start.value}, ${end.value}, COALESCE(${rowCount.value}, 0), COALESCE(${byteCount.value}, 0), ${metrics.value})
-      ON CONFLICT (exec_id, task_id) DO UPDATE SET stream_name = excluded.stream_name, mode = excluded.mode, status = excluded.status,
-        ${[object, error, start, end, rowCount, byteCount, metrics].map((k) => k.set).join(', ')}
-      WHERE tasks.status IN ${ACTIVE}`;
-    try {
-      return (yield* changes(sql, p)) > 0;
-    } catch (err) {
-      if (d.violates(err, 'foreign_key')) throw R.executionNotFound(t.exec_id);
-      throw err;
-    }
-  }
-
   async upsertTask(t: TaskUpsert): Promise<boolean> {
-    return this.d.read(this.upsertTaskWork(t));
+    return this.d.read(W.upsertTask(this.d, t));
   }
 
   async upsertTasks(tasks: readonly TaskUpsert[]): Promise<void> {
-    const self = this;
-    await this.d.write(
+    const d = this.d;
+    await d.write(
       (function* () {
-        for (const t of tasks) yield* self.upsertTaskWork(t);
+        for (const t of tasks) yield* W.upsertTask(d, t);
       })(),
     );
   }
 
   async upsertStep(s: StepUpsert): Promise<boolean> {
-    const d = this.d;
-    const v = R.stepUpsertValues(s);
-    const p: unknown[] = [v.exec_id, v.step_id, v.type, v.status];
-    const kept = [
-      keep(d, 'error', 'steps', v.error, p),
-      keep(d, 'start_time', 'steps', v.start_time, p),
-      keep(d, 'end_time', 'steps', v.end_time, p),
-      keep(d, 'state', 'steps', v.state, p),
-    ];
-    const sql = `INSERT INTO steps (${STEP_COLUMNS}) VALUES ($1, $2,
-        (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps WHERE exec_id = $1), $3, $4, ${kept.map((k) => k.value).join(', ')})
-      ON CONFLICT (exec_id, step_id) DO UPDATE SET type = excluded.type, status = excluded.status, ${kept.map((k) => k.set).join(', ')}
-      WHERE steps.status IN ${ACTIVE}`;
-    try {
-      return (await this.run(sql, p)) > 0;
-    } catch (err) {
-      if (d.violates(err, 'foreign_key')) throw R.executionNotFound(s.exec_id);
-      throw err;
-    }
-  }
-
-  /** The append that crosses the cap (once per record), or one to a record already truncated. */
-  private *crossing(kind: RecordKind, execId: string, id: string, text: string): Work<void> {
-    const { table, out, col } = OUTPUT_TABLES[kind];
-    const cur = yield* row(`SELECT output_bytes, output_chunks, output_truncated FROM ${table} WHERE exec_id = $1 AND ${col} = $2${this.d.lockRows}`, [execId, id]);
-    if (!cur) throw R.missingRecord(kind, id, execId);
-    if (cur.output_truncated) return;
-    const n = Number(cur.output_chunks);
-    const last = n === 0 ? undefined : yield* row(`SELECT chunk FROM ${out} WHERE exec_id = $1 AND ${col} = $2 AND n = $3`, [execId, id, n]);
-    const cut = R.truncatedAppend(Number(cur.output_bytes), this.cap, text, String(last?.chunk ?? '').endsWith('\n'));
-    yield* changes(`UPDATE ${table} SET output_bytes = output_bytes + $3, output_chunks = $4, output_truncated = TRUE WHERE exec_id = $1 AND ${col} = $2`, [execId, id, cut.bytes, n + 1]);
-    yield* changes(`INSERT INTO ${out} (exec_id, ${col}, n, chunk) VALUES ($1, $2, $3, $4)`, [execId, id, n + 1, cut.chunk]);
+    return this.d.read(W.upsertStep(this.d, s));
   }
 
   private async append(kind: RecordKind, execId: string, id: string, raw: string): Promise<void> {
     if (raw === '') return;
     const text = R.cleanText(raw);
-    await this.d.append(kind, execId, id, text, Buffer.byteLength(text, 'utf8'), this.cap, () => this.crossing(kind, execId, id, text));
+    await this.d.append(kind, execId, id, text, Buffer.byteLength(text, 'utf8'), this.cap, () => W.crossing(this.d, kind, execId, id, text, this.cap));
   }
 
   async appendTaskOutput(execId: string, taskId: string, text: string): Promise<void> {
@@ -533,13 +366,13 @@ export class SqlStore implements StateStore {
     if (filter.status !== undefined) where.push(`status = $${p.push(filter.status)}`);
     if (filter.stream !== undefined) where.push(`stream_name = $${p.push(filter.stream)}`);
     const output = filter.excludeOutput ? '' : `, ${outputOf('task')}`;
-    const found = await this.all(`SELECT ${TASK_COLUMNS}${output} FROM tasks t WHERE ${where.join(' AND ')} ORDER BY seq, task_id`, p);
+    const found = await this.all(`SELECT ${W.TASK_COLUMNS}${output} FROM tasks t WHERE ${where.join(' AND ')} ORDER BY seq, task_id`, p);
     return found.map((r) => R.taskFromRow(r, filter.excludeOutput ? undefined : String(r.output ?? '')));
   }
 
   async listSteps(execId: string, filter: { stepIdPrefix?: string; excludeOutput?: boolean } = {}): Promise<StepRecord[]> {
     const output = filter.excludeOutput ? '' : `, ${outputOf('step')}`;
-    let sql = `SELECT ${STEP_COLUMNS}${output} FROM steps t WHERE exec_id = $1`;
+    let sql = `SELECT ${W.STEP_COLUMNS}${output} FROM steps t WHERE exec_id = $1`;
     const p: unknown[] = [execId];
     const prefix = filter.stepIdPrefix;
     if (prefix !== undefined && prefix !== '') {

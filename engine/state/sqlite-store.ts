@@ -30,7 +30,8 @@ import { SqliteReaders } from './sqlite-readers.js';
 import { timedRead } from './timed-read.js';
 import { EXECUTION_COLUMNS } from './records.js';
 import { changes, driveSync, positional, type ConstraintKind, type Dialect, type Query, type RecordKind, type Row, type Work } from './sql-dialect.js';
-import { OUTPUT_TABLES, SqlStore } from './sql-store.js';
+import { OUTPUT_TABLES } from './execution-work.js';
+import { SqlStore } from './sql-store.js';
 import type { ExecutionQuery, StateStore, StateStoreOptions } from './store.js';
 
 const REFRESH_PUBLIC_JSON = `UPDATE executions AS e SET public_json = ${PUBLIC_JSON} WHERE exec_id IN (SELECT value FROM json_each($1)) AND status NOT IN ('queued', 'running')`;
