@@ -256,7 +256,8 @@ const cluster: Migration = {
  * drops its execution's (the status map changed; the page then builds it
  * when read). Recomputing there instead made closing an execution's open
  * tasks quadratic (each close recounted all of them: 2,000 tasks took 3 s);
- * the store recomputes once after it closes them (SqliteStore.closeOpen).
+ * the store recomputes once after it closes them (closeOpen in
+ * execution-work.ts, through the SQLite backend's afterClose).
  * Rows from before this migration keep NULL and are built when read.
  * PostgreSQL records the version and changes nothing (its pages are built
  * in JavaScript).

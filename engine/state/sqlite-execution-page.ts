@@ -64,7 +64,7 @@ export const PUBLIC_JSON = `printf('{"exec_id":%s,"job_id":%s,"job_name":%s,"job
  * because one with the building expression beside the stored text costs
  * ≈50 % more per page even when every row has its text (measured: ≈150 µs
  * against ≈105 µs for a page of 40, the bench's mix of filters). The caller
- * joins them into the array (sqlite-readers.ts, SqliteStore).
+ * joins them into the array (sqlite-readers.ts, the SQLite backend's executionPage).
  */
 export function executionPageSql(q: ExecutionQuery): { readonly sql: string; readonly params: readonly unknown[]; readonly fill: string } | null {
   const f = executionFilter(q);
