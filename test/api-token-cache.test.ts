@@ -1,4 +1,4 @@
-// Token lookups are cached by the SQLite store (engine/state/sqlite-store.ts,
+// Token lookups are cached by the store over SQLite (engine/state/sql-store.ts,
 // projectIdForToken) while nothing can have changed the tokens table. On the
 // real store over real HTTP: a token revoked by another connection to the
 // state file (an operator deleting its row) is refused by the next request,

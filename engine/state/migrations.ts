@@ -1,40 +1,40 @@
 /**
  * Versioned schema migrations, run when a store is opened ("schema
- * migrations run at start"). Each migration has one text per backend built
- * from the same definition, and is applied at most once: `schema_version`
- * records every applied version. Opening is safe from several processes at
- * once — SQLite takes the write lock first (BEGIN IMMEDIATE), PostgreSQL a
- * transaction-scoped advisory lock — and a store written by a newer release
- * (a version this code does not know) is refused rather than guessed at.
+ * migrations run at start"): one list for both backends, each migration one
+ * schema definition whose statements take the backend's column types
+ * (`types`) and leave out what one backend does not have (the cluster tables
+ * on SQLite, the stored public JSON on PostgreSQL). Each is applied at most
+ * once: `schema_version` records every applied version. Opening is safe
+ * from several processes at once — SQLite takes the write lock first (BEGIN
+ * IMMEDIATE), PostgreSQL a transaction-scoped advisory lock — and a store
+ * written by a newer release (a version this code does not know) is refused
+ * rather than guessed at.
  *
  * Column choices: times, ids and file names are text compared in byte order
  * (SQLite BINARY; PostgreSQL COLLATE "C", because the database's default
  * collation would sort the base62 KSUIDs case-insensitively). JSON values are
  * text in both backends so objects keep their key order.
  */
-import type Database from 'better-sqlite3';
-import type pg from 'pg';
 import { EngineError } from '../errors.js';
+import { changes, exec, row, rows, type DialectName, type Work } from './sql-dialect.js';
 import { EXECUTION_JSON_SOURCES, PUBLIC_JSON } from './sqlite-execution-page.js';
-
-export type Dialect = 'sqlite' | 'postgres';
 
 export interface Migration {
   readonly version: number;
   readonly name: string;
-  statements(d: Dialect): string[];
+  statements(d: DialectName): string[];
 }
 
 const STATUS_CHECK = `IN ('queued', 'running', 'success', 'error', 'warning', 'skipped', 'cancelled', 'interrupted')`;
 
-function types(d: Dialect) {
+function types(d: DialectName) {
   return d === 'postgres'
     ? { key: 'TEXT COLLATE "C"', bool: 'BOOLEAN', big: 'BIGINT', no: 'false' }
     : { key: 'TEXT', bool: 'INTEGER', big: 'INTEGER', no: '0' };
 }
 
 /** Per-record output chunks: an append is one small INSERT instead of rewriting a growing text value. */
-function outputTable(d: Dialect, table: string, owner: string, idColumn: string): string {
+function outputTable(d: DialectName, table: string, owner: string, idColumn: string): string {
   const { key } = types(d);
   return `CREATE TABLE ${table} (
     exec_id ${key} NOT NULL,
@@ -256,7 +256,8 @@ const cluster: Migration = {
  * drops its execution's (the status map changed; the page then builds it
  * when read). Recomputing there instead made closing an execution's open
  * tasks quadratic (each close recounted all of them: 2,000 tasks took 3 s);
- * the store recomputes once after it closes them (SqliteStore.closeOpen).
+ * the store recomputes once after it closes them (closeOpen in
+ * execution-work.ts, through the SQLite backend's afterClose).
  * Rows from before this migration keep NULL and are built when read.
  * PostgreSQL records the version and changes nothing (its pages are built
  * in JavaScript).
@@ -294,51 +295,26 @@ export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 const VERSION_TABLE = 'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)';
 
-function tooNew(current: number): EngineError {
-  return new EngineError('internal', `state store schema version ${current} is newer than this service supports (${LATEST_VERSION}); upgrade the service`);
-}
-
-/** Applies pending migrations in one IMMEDIATE transaction; returns the schema version. */
-export function migrateSqlite(db: Database.Database): number {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    db.exec(VERSION_TABLE);
-    const current = (db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
-    if (current > LATEST_VERSION) throw tooNew(current);
-    const record = db.prepare('INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)');
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      for (const sql of m.statements('sqlite')) db.exec(sql);
-      record.run(m.version, m.name, new Date().toISOString());
-    }
-    db.exec('COMMIT');
-  } catch (err) {
-    db.exec('ROLLBACK');
-    throw err;
-  }
-  return LATEST_VERSION;
-}
-
 /** Any constant shared by every daemon on the database: serialises concurrent migrations. */
 const MIGRATION_LOCK = 7_350_211_001;
 
-export async function migratePostgres(client: pg.PoolClient): Promise<number> {
-  await client.query('BEGIN');
-  try {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await client.query(VERSION_TABLE);
-    const r = await client.query('SELECT MAX(version) AS v FROM schema_version');
-    const current = Number(r.rows[0]?.v ?? 0);
-    if (current > LATEST_VERSION) throw tooNew(current);
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      for (const sql of m.statements('postgres')) await client.query(sql);
-      await client.query('INSERT INTO schema_version (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
-    }
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
+/**
+ * Applies the pending migrations; returns the schema version. Run as one
+ * write transaction (Dialect.write): SQLite's IMMEDIATE transaction holds the
+ * file's write lock from its start, PostgreSQL takes a transaction-scoped
+ * advisory lock first.
+ */
+export function* migrate(d: DialectName): Work<number> {
+  if (d === 'postgres') yield* rows('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+  yield* exec(VERSION_TABLE);
+  const current = Number((yield* row('SELECT MAX(version) AS v FROM schema_version'))?.v ?? 0);
+  if (current > LATEST_VERSION) {
+    throw new EngineError('internal', `state store schema version ${current} is newer than this service supports (${LATEST_VERSION}); upgrade the service`);
+  }
+  for (const m of MIGRATIONS) {
+    if (m.version <= current) continue;
+    for (const sql of m.statements(d)) yield* exec(sql);
+    yield* changes('INSERT INTO schema_version (version, name, applied_at) VALUES ($1, $2, $3)', [m.version, m.name, new Date().toISOString()]);
   }
   return LATEST_VERSION;
 }

@@ -1,8 +1,7 @@
 /**
  * What the operator commands `service token list|revoke` and `service
  * project delete` (cli/operator.ts) read and remove, as SQL shared by both
- * stores. Each statement takes the project id as its only parameter, written
- * `$1`; the SQLite store swaps it for `?`.
+ * backends. Each statement takes the project id as its only parameter, `$1`.
  */
 import { EngineError } from '../errors.js';
 import type { TokenInfo } from './store.js';

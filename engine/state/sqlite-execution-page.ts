@@ -19,45 +19,8 @@
  * JSON.stringify's own output and is copied as it is.
  */
 import { EXECUTION_STATUSES, type ExecutionQuery } from './store.js';
-import { assertLimit, canonicalTime } from './records.js';
-
-export interface ExecutionFilter {
-  /** `WHERE …` of executions (alias `e`), `ORDER BY …` and `LIMIT ?` included. */
-  readonly clause: string;
-  readonly params: readonly unknown[];
-}
-
-/** The filter, order and limit of `q`; null when nothing can match (an empty status list). */
-export function executionFilter(q: ExecutionQuery): ExecutionFilter | null {
-  assertLimit(q.limit);
-  const where = ['project_id = ?'];
-  const params: unknown[] = [q.projectId];
-  if (q.execId !== undefined) {
-    where.push('exec_id = ?');
-    params.push(q.execId);
-  }
-  if (q.jobId !== undefined) {
-    where.push('job_id = ?');
-    params.push(q.jobId);
-  }
-  if (q.status !== undefined) {
-    const list = typeof q.status === 'string' ? [q.status] : q.status;
-    if (list.length === 0) return null;
-    where.push(list.length === 1 ? 'status = ?' : `status IN (${list.map(() => '?').join(', ')})`);
-    params.push(...list);
-  }
-  if (q.period) {
-    where.push('start_time >= ? AND start_time < ?');
-    params.push(canonicalTime(q.period[0], 'period start'), canonicalTime(q.period[1], 'period end'));
-  }
-  if (q.after) {
-    where.push(`(start_time, exec_id) ${q.order === 'asc' ? '>' : '<'} (?, ?)`);
-    params.push(canonicalTime(q.after.start_time, 'after start_time'), q.after.exec_id);
-  }
-  const dir = q.order === 'asc' ? 'ASC' : 'DESC';
-  params.push(q.limit);
-  return { clause: `WHERE ${where.join(' AND ')} ORDER BY start_time ${dir}, exec_id ${dir} LIMIT ?`, params };
-}
+import { executionFilter } from './execution-filter.js';
+import { positional } from './sql-dialect.js';
 
 /** Whole milliseconds of a stored canonical time (julianday keeps exact milliseconds). */
 const millis = (column: string) => `CAST(round(julianday(${column}) * 86400000) AS INTEGER)`;
@@ -101,12 +64,13 @@ export const PUBLIC_JSON = `printf('{"exec_id":%s,"job_id":%s,"job_name":%s,"job
  * because one with the building expression beside the stored text costs
  * ≈50 % more per page even when every row has its text (measured: ≈150 µs
  * against ≈105 µs for a page of 40, the bench's mix of filters). The caller
- * joins them into the array (sqlite-readers.ts, SqliteStore).
+ * joins them into the array (sqlite-readers.ts, the SQLite backend's executionPage).
  */
 export function executionPageSql(q: ExecutionQuery): { readonly sql: string; readonly params: readonly unknown[]; readonly fill: string } | null {
   const f = executionFilter(q);
   if (f === null) return null;
-  return { sql: `SELECT COALESCE(public_json, rowid) FROM executions e ${f.clause}`, params: f.params, fill: FILL };
+  // The filter takes each parameter once, in order: `?` in place of `$n` binds the same values.
+  return { sql: positional(`SELECT COALESCE(public_json, rowid) FROM executions e ${f.clause}`).sql, params: f.params, fill: FILL };
 }
 
 const FILL = `SELECT rowid, ${PUBLIC_JSON} FROM executions e WHERE rowid IN (SELECT value FROM json_each(?))`;

@@ -1,10 +1,11 @@
 /**
  * The daemon's state store (daemon state): projects, token
  * digests, jobs, executions with their task and step records and logs, and
- * build watermarks, behind one interface with two backends — SQLite (the
- * embedded default, `sqlite-store.ts`) and PostgreSQL (several daemons
- * sharing one state, `postgres-store.ts`). `openStateStore` in
- * `open-state-store.ts` picks one from a location and runs the migrations.
+ * build watermarks, behind one interface with one implementation
+ * (`sql-store.ts`) over two backends — SQLite (the embedded default,
+ * `sqlite-store.ts`) and PostgreSQL (several daemons sharing one state,
+ * `postgres-store.ts`). `openStateStore` in `open-state-store.ts` picks one
+ * from a location and runs the migrations.
  *
  * Records mirror the HTTP resources with snake_case fields so
  * the HTTP layer renders them with little mapping. A few internal fields are
