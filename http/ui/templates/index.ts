@@ -1,10 +1,14 @@
-/** Every console template by name; names starting with `_` are partials. */
-import { _buildNodes, executions, execution } from './executions.js';
-import { _fileTree, fileEdit, files, fileView } from './files.js';
-import { _executionTable, job, jobs } from './jobs.js';
-import { confirm, error, layout, signIn } from './layout.js';
-import { lineageGraph, lineageIndex, lineageNode } from './lineage.js';
-import { overview } from './overview.js';
-import { search } from './search.js';
+/**
+ * Every console template by name, one `<name>.hbs` file beside this module
+ * (names starting with `_` are partials), read once at start. The build
+ * copies the `.hbs` files next to the compiled module (scripts/copy-templates.ts),
+ * so the same lookup works under tsx and from dist/.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
-export const TEMPLATES = { layout, signIn, error, confirm, overview, jobs, job, _executionTable, executions, execution, _buildNodes, files, _fileTree, fileView, fileEdit, lineageIndex, lineageGraph, lineageNode, search } as const;
+const NAMES = ['layout', 'signIn', 'error', 'confirm', 'overview', 'jobs', 'job', '_executionTable', 'executions', 'execution', '_buildNodes', 'files', '_fileTree', 'fileView', 'fileEdit', 'lineageIndex', 'lineageGraph', 'lineageNode', 'search'] as const;
+
+export type TemplateName = (typeof NAMES)[number];
+
+export const TEMPLATES: Readonly<Record<TemplateName, string>> = Object.fromEntries(NAMES.map((name) => [name, readFileSync(join(import.meta.dirname, `${name}.hbs`), 'utf8')])) as Record<TemplateName, string>;
