@@ -27,8 +27,8 @@ import { fileURLToPath } from 'node:url';
 import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
 import { formatSummary, profileFiles, summarize } from './lib/cpu-profile.js';
 import { ensureBuild } from './lib/ensure-build.js';
-import { describeMachine, loadNow, machineInfo } from './lib/machine.js';
-import { markdownTable, type Row } from './lib/report.js';
+import { describeMachine, loadNow, machineInfo, pageFaultCostUs } from './lib/machine.js';
+import { markdownTable, verdict, type Row } from './lib/report.js';
 import type { SuiteContext } from './lib/suite-context.js';
 import { apiThroughput } from './suites/api.js';
 import { clusterSuite } from './suites/cluster.js';
@@ -102,15 +102,25 @@ async function main(): Promise<void> {
     db = await createBenchDatabase();
     progress(`database ${db.name} (PostgreSQL ${db.serverVersion}); work dir ${work}`);
     const ctx: SuiteContext = { quick: opts.quick, work, db, cliEnv: { SERVICE_HOME_DIR: home, SERVICE_LOGGING: 'JSON' }, ...(profileDir ? { profileDir } : {}), progress };
-    if (opts.only.has('compile')) rows.push(...(await compileThroughput(ctx)));
-    if (opts.only.has('run')) rows.push(...(await runOverhead(ctx)));
-    if (opts.only.has('efficiency')) rows.push(...(await dagEfficiency(ctx)));
-    if (opts.only.has('dag')) rows.push(...(await dagThroughput(ctx)));
-    if (opts.only.has('api')) rows.push(...(await apiThroughput(ctx)));
-    if (opts.only.has('ui')) rows.push(...(await uiRender(ctx)));
-    if (opts.only.has('micro')) rows.push(...(await micro(ctx)));
-    if (opts.only.has('cluster')) rows.push(...(await clusterSuite(ctx)));
-    if (opts.only.has('replication')) rows.push(...(await replicationSuite(ctx)));
+    const suites: readonly [Suite, (c: SuiteContext) => Promise<Row[]>][] = [
+      ['compile', compileThroughput],
+      ['run', runOverhead],
+      ['efficiency', dagEfficiency],
+      ['dag', dagThroughput],
+      ['api', apiThroughput],
+      ['ui', uiRender],
+      ['micro', micro],
+      ['cluster', clusterSuite],
+      ['replication', replicationSuite],
+    ];
+    for (const [name, suite] of suites) {
+      if (!opts.only.has(name)) continue;
+      const loadBefore = loadNow();
+      const produced = await suite(ctx);
+      const loadAfter = loadNow();
+      for (const r of produced) r.load ??= [loadBefore, loadAfter];
+      rows.push(...produced);
+    }
   } finally {
     await cleanup();
   }
@@ -118,18 +128,19 @@ async function main(): Promise<void> {
   const seconds = (performance.now() - started) / 1000;
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
   const where = describeMachine(machine, db!.serverVersion);
-  const table = markdownTable(rows);
-  process.stdout.write(`\n${table}\n\n`);
+  const faults = pageFaultCostUs();
   const loadEnd = loadNow();
-  process.stdout.write(
-    `Ratio = ours / baseline (1.00× = as fast as the baseline). ${command}, ${seconds.toFixed(0)} s, on ${where}; ` +
-      `load average ${machine.loadAverageAtStart.toFixed(1)} at start, ${loadEnd.toFixed(1)} at end.\n`,
-  );
+  const table = markdownTable(rows);
+  const footer =
+    `Ratio = ours / same-run baseline (1.00× = as fast as the baseline). Figures are min · median over the repetitions where repeated; ` +
+    `the load column is the 1-minute load average when the row's suite started → ended. ${command}, ${seconds.toFixed(0)} s, ${new Date().toISOString().slice(0, 10)}, on ${where}; ` +
+    `load average ${machine.loadAverageAtStart.toFixed(1)} at start, ${loadEnd.toFixed(1)} at end; a minor page fault costs ${faults.usPerFault.toFixed(1)} µs here.`;
+  process.stdout.write(`\n${table}\n\n${footer}\n`);
   const targets = rows.filter((r) => r.target);
-  for (const r of targets) {
-    const t = r.target!;
-    process.stdout.write(`Target ${t.text} — ${r.label}: ${t.met === null ? 'not evaluated in --quick' : t.met ? 'met' : `missed${t.miss ? ` by ${t.miss}` : ''}`}\n`);
-  }
+  const passed = targets.filter((r) => r.target!.met === true).length;
+  const missed = targets.filter((r) => r.target!.met === false);
+  process.stdout.write(`\nTargets: ${passed} PASS, ${missed.length} MISS${targets.length - passed - missed.length > 0 ? `, ${targets.length - passed - missed.length} not evaluated in --quick` : ''}.\n`);
+  for (const r of missed) process.stdout.write(`  ${verdict(r.target)} — ${r.label} (${r.target!.text})\n`);
 
   let profiles: ReturnType<typeof summarize>[] = [];
   if (profileDir) {
@@ -143,14 +154,17 @@ async function main(): Promise<void> {
     command,
     mode: opts.quick ? 'quick' : 'full',
     durationSeconds: seconds,
-    machine: { ...machine, loadAverageAtEnd: loadEnd, postgres: db!.serverVersion, postgresSettings: { synchronous_commit: 'off (bench database only)' } },
+    machine: { ...machine, loadAverageAtEnd: loadEnd, minorPageFaultUs: faults.usPerFault, postgres: db!.serverVersion, postgresSettings: { synchronous_commit: 'off (bench database only)' } },
     ...(rebuilt ? { rebuiltDistBecauseOf: rebuilt } : {}),
     rows,
     ...(profiles.length > 0 ? { profiles } : {}),
   };
   const out = fileURLToPath(new URL('./results.json', import.meta.url));
   writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
-  process.stdout.write(`\nwrote ${out}\n`);
+  // The table docs/performance.md carries, as printed: pasted there after a full run.
+  const md = fileURLToPath(new URL('./results.md', import.meta.url));
+  writeFileSync(md, `${table}\n\n${footer}\n`);
+  process.stdout.write(`\nwrote ${out} and ${md}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import { REPO } from './spawn-timed.js';
+import { procCpuMs, REPO } from './spawn-timed.js';
 
 /** Hard stop whatever the speed: the load is bounded by time and by count. */
 const MAX_REQUESTS = 2_000_000;
@@ -32,15 +32,10 @@ export type Body = (i: number) => string | undefined;
 /** The path and query of request i (every request may ask for something else). */
 export type Target = URL | ((i: number) => string);
 
-/** user + system CPU of a live process in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+/** user + system CPU of a live process in ms (0 when /proc is not readable). */
 function cpuMsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
+  const v = procCpuMs(pid);
+  return Number.isNaN(v) ? 0 : v;
 }
 
 export interface LoadOptions {
