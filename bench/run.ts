@@ -2,13 +2,15 @@
  * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,efficiency,dag,api,ui,micro,replication] [-- --keep]`
  *
  * Generates its inputs, runs every benchmark suite, prints one Markdown table
- * (ours | baseline measured in the same run | ratio | target) and writes
- * bench/results.json. A fresh PostgreSQL database `bench_<random>` is created
+ * (ours | baseline measured in the same run | ratio | target | verdict |
+ * load) and writes bench/results.json and bench/results.md (the table
+ * docs/performance.md carries); --quick and --only runs write
+ * bench/out/results-partial.{json,md} instead. A fresh PostgreSQL database `bench_<random>` is created
  * for the run and dropped at the end; projects and DuckDB files live in a
  * temp directory that is removed too. Nothing here asserts on timing and
  * nothing here runs in CI.
  *
- *   --quick    smaller inputs, one repetition (under a minute on 2 cores)
+ *   --quick    smaller inputs, one repetition (a few minutes on 2 cores)
  *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
  *              largest project, of the PostgreSQL run, of the daemon under
  *              the API load and during the replication, and of a
@@ -159,10 +161,14 @@ async function main(): Promise<void> {
     rows,
     ...(profiles.length > 0 ? { profiles } : {}),
   };
-  const out = fileURLToPath(new URL('./results.json', import.meta.url));
+  // A full run of every suite is the record (bench/results.json, and the table docs/performance.md carries: bench/results.md);
+  // --quick and --only runs go to bench/out/ so they never replace it.
+  const record = !opts.quick && opts.only.size === SUITES.length;
+  const outDir = fileURLToPath(new URL(record ? '.' : './out', import.meta.url));
+  mkdirSync(outDir, { recursive: true });
+  const out = join(outDir, record ? 'results.json' : 'results-partial.json');
   writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
-  // The table docs/performance.md carries, as printed: pasted there after a full run.
-  const md = fileURLToPath(new URL('./results.md', import.meta.url));
+  const md = join(outDir, record ? 'results.md' : 'results-partial.md');
   writeFileSync(md, `${table}\n\n${footer}\n`);
   process.stdout.write(`\nwrote ${out} and ${md}\n`);
 }
