@@ -58,7 +58,7 @@ export async function dagThroughput(ctx: SuiteContext): Promise<Row[]> {
       await ctx.db.resetSchemas(project.schemas);
       const ideal = idealMakespan(project.deps, project.deps.map(() => SLEEP_SECONDS * 1000), threads);
       const base = { shape, models, threads, sleepMs: SLEEP_SECONDS * 1000, idealMs: ideal, replayMs, criticalPathMs: critical, workMs: models * SLEEP_SECONDS * 1000 };
-      const label = `3. ${describe(shape, models, width)}, threads ${threads}`;
+      const label = `DAG throughput: ${describe(shape, models, width)}, threads ${threads}`;
       const baseline = `ideal ${ms(ideal)} · replay ${ms(replayMs)}`;
       const timeoutMs = timeoutFor(replayMs, ctx.quick);
       try {
