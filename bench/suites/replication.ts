@@ -29,7 +29,6 @@ import { createReadStream, createWriteStream, mkdirSync, rmSync, writeFileSync }
 import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -304,7 +303,7 @@ function row(ctx: SuiteContext, n: number, runs: readonly Repetition[], key: str
     ours: `${minMedian(pairs.map((p) => p.ours.ms))} · ${rate((n / o.ms) * 1000, 'rows')} · CPU ${ms(o.cpuMs)} · ${mb(o.peakRss)} · ${int(o.faults)} page faults`,
     baseline: `${baseline} ${minMedian(pairs.map((p) => p.floor.ms))} · ${rate((n / at.floor.ms) * 1000, 'rows')}`,
     ratio,
-    ...(isTarget ? { target: targetOf(`≥ ${NATIVE_TARGET.toFixed(1)}× the floor's rows/s`, 1 / ratio, NATIVE_TARGET, ctx.quick, (x) => `${(1 / ratio).toFixed(2)}× (${ms(o.ms - at.floor.ms)})`, true) } : {}),
+    ...(isTarget ? { target: targetOf(`≥ ${NATIVE_TARGET.toFixed(1)}× the floor's rows/s`, 1 / ratio, NATIVE_TARGET, ctx.quick, () => `${(1 / ratio).toFixed(2)}× (${ms(o.ms - at.floor.ms)})`, true) } : {}),
     data: {
       rows: n,
       ...extra,
