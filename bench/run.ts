@@ -29,8 +29,9 @@ import { fileURLToPath } from 'node:url';
 import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
 import { formatSummary, profileFiles, summarize } from './lib/cpu-profile.js';
 import { ensureBuild } from './lib/ensure-build.js';
-import { describeMachine, loadNow, machineInfo, pageFaultCostUs } from './lib/machine.js';
+import { loadNow, machineInfo, pageFaultCostUs } from './lib/machine.js';
 import { markdownTable, verdict, type Row } from './lib/report.js';
+import { footer, resultsMarkdown, tally, type Results } from './lib/results-md.js';
 import type { SuiteContext } from './lib/suite-context.js';
 import { apiThroughput } from './suites/api.js';
 import { clusterSuite } from './suites/cluster.js';
@@ -130,20 +131,13 @@ async function main(): Promise<void> {
 
   const seconds = (performance.now() - started) / 1000;
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-  const where = describeMachine(machine, db!.serverVersion);
   const faults = pageFaultCostUs();
   const loadEnd = loadNow();
-  const table = markdownTable(rows);
-  const footer =
-    `Ratio = ours / same-run baseline (1.00× = as fast as the baseline). Figures are min · median over the repetitions where repeated; ` +
-    `the load column is the 1-minute load average when the row's suite started → ended. ${command}, ${seconds.toFixed(0)} s, ${new Date().toISOString().slice(0, 10)}, on ${where}; ` +
-    `load average ${machine.loadAverageAtStart.toFixed(1)} at start, ${loadEnd.toFixed(1)} at end; a minor page fault costs ${faults.usPerFault.toFixed(1)} µs here.`;
-  process.stdout.write(`\n${table}\n\n${footer}\n`);
-  const targets = rows.filter((r) => r.target);
-  const passed = targets.filter((r) => r.target!.met === true).length;
-  const missed = targets.filter((r) => r.target!.met === false);
-  process.stdout.write(`\nTargets: ${passed} PASS, ${missed.length} MISS${targets.length - passed - missed.length > 0 ? `, ${targets.length - passed - missed.length} not evaluated in --quick` : ''}.\n`);
-  for (const r of missed) process.stdout.write(`  ${verdict(r.target)} — ${r.label} (${r.target!.text})\n`);
+  const machineRecord = { ...machine, loadAverageAtEnd: loadEnd, minorPageFaultUs: faults.usPerFault, postgres: db!.serverVersion };
+  const summary: Results = { generatedAt: new Date().toISOString(), command, durationSeconds: seconds, machine: machineRecord, rows };
+  process.stdout.write(`\n${markdownTable(rows)}\n\n${footer(summary)}\n`);
+  process.stdout.write(`\nTargets: ${tally(rows)}.\n`);
+  for (const r of rows.filter((x) => x.target?.met === false)) process.stdout.write(`  ${verdict(r.target)} — ${r.label} (${r.target!.text})\n`);
 
   let profiles: ReturnType<typeof summarize>[] = [];
   if (profileDir) {
@@ -153,11 +147,11 @@ async function main(): Promise<void> {
     process.stdout.write(`\nCPU profiles (${profileDir}):\n\n${profiles.map(formatSummary).join('\n\n')}\n`);
   }
   const results = {
-    generatedAt: new Date().toISOString(),
+    generatedAt: summary.generatedAt,
     command,
     mode: opts.quick ? 'quick' : 'full',
     durationSeconds: seconds,
-    machine: { ...machine, loadAverageAtEnd: loadEnd, minorPageFaultUs: faults.usPerFault, postgres: db!.serverVersion, postgresSettings: { synchronous_commit: 'off (bench database only)' } },
+    machine: { ...machineRecord, postgresSettings: { synchronous_commit: 'off (bench database only)' } },
     ...(rebuilt ? { rebuiltDistBecauseOf: rebuilt } : {}),
     rows,
     ...(profiles.length > 0 ? { profiles } : {}),
@@ -170,7 +164,7 @@ async function main(): Promise<void> {
   const out = join(outDir, record ? 'results.json' : 'results-partial.json');
   writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
   const md = join(outDir, record ? 'results.md' : 'results-partial.md');
-  writeFileSync(md, `${table}\n\n${footer}\n`);
+  writeFileSync(md, resultsMarkdown(summary));
   process.stdout.write(`\nwrote ${out} and ${md}\n`);
 }
 

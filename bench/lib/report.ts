@@ -58,12 +58,12 @@ export function targetOf(text: string, value: number, limit: number, quick: bool
 
 const escape = (s: string) => s.replace(/\|/g, '\\|');
 
-/** A GitHub-flavoured Markdown table (also readable in a terminal). */
-export function markdownTable(rows: readonly Row[]): string {
+/** A GitHub-flavoured Markdown table; `pad`: columns padded to one width (for a terminal), else compact (for docs). */
+export function markdownTable(rows: readonly Row[], pad = true): string {
   const head = ['benchmark', 'ours', 'same-run baseline', 'ratio', 'target', 'verdict', 'load'];
   const loadCell = (l: Row['load']) => (l ? `${l[0].toFixed(1)}→${l[1].toFixed(1)}` : '');
   const body = rows.map((r) => [r.label, r.ours, r.baseline, ratio(r.ratio), r.target?.text ?? '', verdict(r.target), loadCell(r.load)].map(escape));
-  const widths = head.map((h, c) => Math.max(h.length, ...body.map((b) => b[c]!.length)));
+  const widths = head.map((h, c) => (pad ? Math.max(h.length, ...body.map((b) => b[c]!.length)) : 1));
   const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
 }
