@@ -10,7 +10,7 @@ export interface Target {
   readonly text: string;
   /** null: not evaluated in this mode (e.g. --quick uses smaller inputs). */
   readonly met: boolean | null;
-  /** How far off when missed, e.g. `+0.4 s (8%)`. */
+  /** What was reached when missed and how far off, e.g. `+0.4 s (8%) over`, `0.92× the floor's req/s`. */
   readonly miss?: string;
 }
 
@@ -41,7 +41,7 @@ export const ratio = (v: number | null): string => (v === null ? '—' : `${v.to
 export function verdict(t: Target | undefined): string {
   if (!t) return '';
   if (t.met === null) return 'n/a (--quick)';
-  return t.met ? 'PASS' : `MISS${t.miss ? ` by ${t.miss}` : ''}`;
+  return t.met ? 'PASS' : `MISS${t.miss ? ` (${t.miss})` : ''}`;
 }
 
 /** `min 1.23 s · median 1.30 s (n 3)`: every repeated figure is shown as both. */

@@ -114,7 +114,7 @@ export async function healthDuringReplication(ctx: SuiteContext, daemon: Server,
     target: {
       text: `p99 ≤ ${HEALTH_RATIO_TARGET}× idle`,
       met: ctx.quick ? null : met,
-      ...(!ctx.quick && !met ? { miss: busy.errors > 0 ? `${int(busy.errors)} errors` : `${(ratio ?? 0).toFixed(2)}×` } : {}),
+      ...(!ctx.quick && !met ? { miss: busy.errors > 0 ? `${int(busy.errors)} errors` : `${(ratio ?? 0).toFixed(2)}× idle` } : {}),
     },
     data: { clients: CLIENTS, rows: source.rows, replicationSeconds: exec.duration, idle, busy },
   };
