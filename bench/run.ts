@@ -2,13 +2,15 @@
  * `npm run bench [-- --quick] [-- --profile] [-- --only=compile,run,efficiency,dag,api,ui,micro,replication] [-- --keep]`
  *
  * Generates its inputs, runs every benchmark suite, prints one Markdown table
- * (ours | baseline measured in the same run | ratio | target) and writes
- * bench/results.json. A fresh PostgreSQL database `bench_<random>` is created
+ * (ours | baseline measured in the same run | ratio | target | verdict |
+ * load) and writes bench/results.json and bench/results.md (the table
+ * docs/performance.md carries); --quick and --only runs write
+ * bench/out/results-partial.{json,md} instead. A fresh PostgreSQL database `bench_<random>` is created
  * for the run and dropped at the end; projects and DuckDB files live in a
  * temp directory that is removed too. Nothing here asserts on timing and
  * nothing here runs in CI.
  *
- *   --quick    smaller inputs, one repetition (under a minute on 2 cores)
+ *   --quick    smaller inputs, one repetition (a few minutes on 2 cores)
  *   --profile  extra `node --cpu-prof` runs (not timed) of `compile` on the
  *              largest project, of the PostgreSQL run, of the daemon under
  *              the API load and during the replication, and of a
@@ -27,8 +29,9 @@ import { fileURLToPath } from 'node:url';
 import { createBenchDatabase, type BenchDatabase } from './lib/bench-database.js';
 import { formatSummary, profileFiles, summarize } from './lib/cpu-profile.js';
 import { ensureBuild } from './lib/ensure-build.js';
-import { describeMachine, loadNow, machineInfo } from './lib/machine.js';
-import { markdownTable, type Row } from './lib/report.js';
+import { loadNow, machineInfo, pageFaultCostUs } from './lib/machine.js';
+import { markdownTable, verdict, type Row } from './lib/report.js';
+import { footer, resultsMarkdown, tally, type Results } from './lib/results-md.js';
 import type { SuiteContext } from './lib/suite-context.js';
 import { apiThroughput } from './suites/api.js';
 import { clusterSuite } from './suites/cluster.js';
@@ -102,34 +105,39 @@ async function main(): Promise<void> {
     db = await createBenchDatabase();
     progress(`database ${db.name} (PostgreSQL ${db.serverVersion}); work dir ${work}`);
     const ctx: SuiteContext = { quick: opts.quick, work, db, cliEnv: { SERVICE_HOME_DIR: home, SERVICE_LOGGING: 'JSON' }, ...(profileDir ? { profileDir } : {}), progress };
-    if (opts.only.has('compile')) rows.push(...(await compileThroughput(ctx)));
-    if (opts.only.has('run')) rows.push(...(await runOverhead(ctx)));
-    if (opts.only.has('efficiency')) rows.push(...(await dagEfficiency(ctx)));
-    if (opts.only.has('dag')) rows.push(...(await dagThroughput(ctx)));
-    if (opts.only.has('api')) rows.push(...(await apiThroughput(ctx)));
-    if (opts.only.has('ui')) rows.push(...(await uiRender(ctx)));
-    if (opts.only.has('micro')) rows.push(...(await micro(ctx)));
-    if (opts.only.has('cluster')) rows.push(...(await clusterSuite(ctx)));
-    if (opts.only.has('replication')) rows.push(...(await replicationSuite(ctx)));
+    const suites: readonly [Suite, (c: SuiteContext) => Promise<Row[]>][] = [
+      // The five figures of docs/performance.md first, in its order; then the rows kept for context.
+      ['run', runOverhead],
+      ['efficiency', dagEfficiency],
+      ['compile', compileThroughput],
+      ['replication', replicationSuite],
+      ['api', apiThroughput],
+      ['dag', dagThroughput],
+      ['ui', uiRender],
+      ['micro', micro],
+      ['cluster', clusterSuite],
+    ];
+    for (const [name, suite] of suites) {
+      if (!opts.only.has(name)) continue;
+      const loadBefore = loadNow();
+      const produced = await suite(ctx);
+      const loadAfter = loadNow();
+      for (const r of produced) r.load ??= [loadBefore, loadAfter];
+      rows.push(...produced);
+    }
   } finally {
     await cleanup();
   }
 
   const seconds = (performance.now() - started) / 1000;
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
-  const where = describeMachine(machine, db!.serverVersion);
-  const table = markdownTable(rows);
-  process.stdout.write(`\n${table}\n\n`);
+  const faults = pageFaultCostUs();
   const loadEnd = loadNow();
-  process.stdout.write(
-    `Ratio = ours / baseline (1.00× = as fast as the baseline). ${command}, ${seconds.toFixed(0)} s, on ${where}; ` +
-      `load average ${machine.loadAverageAtStart.toFixed(1)} at start, ${loadEnd.toFixed(1)} at end.\n`,
-  );
-  const targets = rows.filter((r) => r.target);
-  for (const r of targets) {
-    const t = r.target!;
-    process.stdout.write(`Target ${t.text} — ${r.label}: ${t.met === null ? 'not evaluated in --quick' : t.met ? 'met' : `missed${t.miss ? ` by ${t.miss}` : ''}`}\n`);
-  }
+  const machineRecord = { ...machine, loadAverageAtEnd: loadEnd, minorPageFaultUs: faults.usPerFault, postgres: db!.serverVersion };
+  const summary: Results = { generatedAt: new Date().toISOString(), command, durationSeconds: seconds, machine: machineRecord, rows };
+  process.stdout.write(`\n${markdownTable(rows)}\n\n${footer(summary)}\n`);
+  process.stdout.write(`\nTargets: ${tally(rows)}.\n`);
+  for (const r of rows.filter((x) => x.target?.met === false)) process.stdout.write(`  ${verdict(r.target)} — ${r.label} (${r.target!.text})\n`);
 
   let profiles: ReturnType<typeof summarize>[] = [];
   if (profileDir) {
@@ -139,18 +147,25 @@ async function main(): Promise<void> {
     process.stdout.write(`\nCPU profiles (${profileDir}):\n\n${profiles.map(formatSummary).join('\n\n')}\n`);
   }
   const results = {
-    generatedAt: new Date().toISOString(),
+    generatedAt: summary.generatedAt,
     command,
     mode: opts.quick ? 'quick' : 'full',
     durationSeconds: seconds,
-    machine: { ...machine, loadAverageAtEnd: loadEnd, postgres: db!.serverVersion, postgresSettings: { synchronous_commit: 'off (bench database only)' } },
+    machine: { ...machineRecord, postgresSettings: { synchronous_commit: 'off (bench database only)' } },
     ...(rebuilt ? { rebuiltDistBecauseOf: rebuilt } : {}),
     rows,
     ...(profiles.length > 0 ? { profiles } : {}),
   };
-  const out = fileURLToPath(new URL('./results.json', import.meta.url));
+  // A full run of every suite is the record (bench/results.json, and the table docs/performance.md carries: bench/results.md);
+  // --quick and --only runs go to bench/out/ so they never replace it.
+  const record = !opts.quick && opts.only.size === SUITES.length;
+  const outDir = fileURLToPath(new URL(record ? '.' : './out', import.meta.url));
+  mkdirSync(outDir, { recursive: true });
+  const out = join(outDir, record ? 'results.json' : 'results-partial.json');
   writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
-  process.stdout.write(`\nwrote ${out}\n`);
+  const md = join(outDir, record ? 'results.md' : 'results-partial.md');
+  writeFileSync(md, resultsMarkdown(summary));
+  process.stdout.write(`\nwrote ${out} and ${md}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -57,7 +57,7 @@ export async function benchCommand(a: ParsedArgs, io: Io): Promise<number> {
     }
     throw err;
   }
-  const { runBenchDag } = await import('../actors/bench-dag.js');
+  const { runBenchDag } = await import('../actors/bench/bench-dag.js');
   let report;
   try {
     report = await runBenchDag(opts);
@@ -78,7 +78,7 @@ export async function benchCommand(a: ParsedArgs, io: Io): Promise<number> {
   return 0;
 }
 
-type Report = Awaited<ReturnType<typeof import('../actors/bench-dag.js').runBenchDag>>;
+type Report = Awaited<ReturnType<typeof import('../actors/bench/bench-dag.js').runBenchDag>>;
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ms';
 

@@ -63,7 +63,23 @@ async function pgCall(client, call) {
   }
 }
 
-/** Replays on PostgreSQL with `threads` clients; resolves to the wall time in ms (connecting included). */
+/**
+ * The times of one replay: `wallMs` from connecting to the last answer;
+ * `executeMs` and `executeCpuMs` (this process, every thread) from the first
+ * statement of the first node to the last answer — the span our run's
+ * execution phase is compared with.
+ */
+function phase(t0) {
+  const cpu0 = process.cpuUsage();
+  const t1 = performance.now();
+  return () => {
+    const cpu = process.cpuUsage(cpu0);
+    const end = performance.now();
+    return { wallMs: end - t0, executeMs: end - t1, executeCpuMs: (cpu.user + cpu.system) / 1000 };
+  };
+}
+
+/** Replays on PostgreSQL with `threads` clients; resolves to its times (see `phase`). */
 export async function replayPostgres(rec, threads) {
   const { default: pg } = await import('pg');
   const t0 = performance.now();
@@ -77,6 +93,7 @@ export async function replayPostgres(rec, threads) {
   );
   try {
     for (const call of rec.setup) await pgCall(clients[0], call);
+    const done = phase(t0);
     await scheduleDag(
       rec.nodes.map((n) => n.deps),
       threads,
@@ -84,7 +101,7 @@ export async function replayPostgres(rec, threads) {
         for (const call of rec.nodes[i].calls) await pgCall(clients[slot], call);
       },
     );
-    return performance.now() - t0;
+    return done();
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})));
   }
@@ -103,7 +120,7 @@ async function duckCall(conn, call) {
   }
 }
 
-/** Replays on a fresh DuckDB file with one connection (single writer, as our run); wall time in ms, opening included. */
+/** Replays on a fresh DuckDB file with one connection (single writer, as our run); its times (see `phase`), opening included in `wallMs`. */
 export async function replayDuckdb(rec, file) {
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const t0 = performance.now();
@@ -111,6 +128,7 @@ export async function replayDuckdb(rec, file) {
   const conn = await instance.connect();
   try {
     for (const call of rec.setup) await duckCall(conn, call);
+    const done = phase(t0);
     await scheduleDag(
       rec.nodes.map((n) => n.deps),
       1,
@@ -118,7 +136,7 @@ export async function replayDuckdb(rec, file) {
         for (const call of rec.nodes[i].calls) await duckCall(conn, call);
       },
     );
-    return performance.now() - t0;
+    return done();
   } finally {
     conn.closeSync();
     instance.closeSync();
@@ -128,6 +146,6 @@ export async function replayDuckdb(rec, file) {
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [file, threads, duckFile] = process.argv.slice(2);
   const rec = JSON.parse(readFileSync(file, 'utf8'));
-  const ms = duckFile === undefined ? await replayPostgres(rec, Number(threads)) : await replayDuckdb(rec, duckFile);
-  process.stdout.write(JSON.stringify({ replayMs: ms }) + '\n');
+  const times = duckFile === undefined ? await replayPostgres(rec, Number(threads)) : await replayDuckdb(rec, duckFile);
+  process.stdout.write(JSON.stringify(times) + '\n');
 }

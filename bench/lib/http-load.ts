@@ -1,16 +1,23 @@
 /**
- * The HTTP load generator of the API and web-console suites, and the
- * servers they measure. Clients are keep-alive, closed-loop (each sends its
- * next request when the previous one answered), timed after an untimed
- * warm-up on the same connections. (Timing from fresh connections measured
+ * The HTTP load generators of the API and web-console suites, and the
+ * servers they measure. `load`: keep-alive clients in a closed loop (each
+ * sends its next request when the previous one answered), timed after an
+ * untimed warm-up on the same connections. `openLoad`: requests at a fixed
+ * rate from a process of its own (open-loop.mjs). (Timing from fresh connections measured
  * their set-up: 50 connections opened at once to a busy server got their
  * first answers one after another, the last after about a second, on our
  * daemon and the floor alike.)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { REPO } from './spawn-timed.js';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { procCpuMs, REPO } from './spawn-timed.js';
+
+const run = promisify(execFile);
+const OPEN_LOOP = fileURLToPath(new URL('./open-loop.mjs', import.meta.url));
 
 /** Hard stop whatever the speed: the load is bounded by time and by count. */
 const MAX_REQUESTS = 2_000_000;
@@ -32,15 +39,10 @@ export type Body = (i: number) => string | undefined;
 /** The path and query of request i (every request may ask for something else). */
 export type Target = URL | ((i: number) => string);
 
-/** user + system CPU of a live process in ms, from /proc/<pid>/stat (clock ticks of 10 ms). */
+/** user + system CPU of a live process in ms (0 when /proc is not readable). */
 function cpuMsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
+  const v = procCpuMs(pid);
+  return Number.isNaN(v) ? 0 : v;
 }
 
 export interface LoadOptions {
@@ -164,4 +166,33 @@ export async function startServer(script: string, args: readonly string[], env: 
       clearTimeout(killer);
     },
   };
+}
+
+export interface OpenLoopOptions {
+  readonly method: 'GET' | 'POST';
+  readonly headers: Readonly<Record<string, string>>;
+  /** Requests per second, scheduled on a clock. */
+  readonly rate: number;
+  readonly seconds: number;
+  readonly warmup: number;
+  /** Request i asks for paths[i % length] with bodies[i % length]. */
+  readonly paths: readonly string[];
+  readonly bodies?: readonly string[];
+  /** The server's pid: its CPU per request from /proc. */
+  readonly pid?: number;
+}
+
+/** `LoadResult` of an open loop, plus how late the generator sent its p99 request (its own lag, counted in the latencies). */
+export type OpenLoopResult = LoadResult & { readonly senderLagP99: number };
+
+/** Runs open-loop.mjs (a process of its own) against `base`; see its header. */
+export async function openLoad(base: string, o: OpenLoopOptions, scratch: string): Promise<OpenLoopResult> {
+  const config = join(scratch, `open-loop-${process.hrtime.bigint()}.json`);
+  writeFileSync(config, JSON.stringify({ base, ...o }));
+  try {
+    const { stdout } = await run(process.execPath, [OPEN_LOOP, config], { maxBuffer: 1 << 20, timeout: (o.seconds + o.warmup) * 1000 + 60_000 });
+    return JSON.parse(stdout) as OpenLoopResult;
+  } finally {
+    rmSync(config, { force: true });
+  }
 }

@@ -35,6 +35,8 @@ export interface TimedRun {
   readonly spawnedAt: number;
   /** Killed at `timeoutMs`. */
   readonly timedOut: boolean;
+  /** By mark name (`SpawnOptions.cpuMarks`): the process's CPU time (ms, all threads) when the first stderr line of that mark arrived, and when (ms after spawn). */
+  readonly marks: Readonly<Record<string, { readonly cpuMs: number; readonly atMs: number }>>;
 }
 
 export interface SpawnOptions {
@@ -44,6 +46,36 @@ export interface SpawnOptions {
   readonly nodeFlags?: readonly string[];
   /** Kill the process after this long (the bench must stay bounded). */
   readonly timeoutMs?: number;
+  /**
+   * Names the stderr lines at which to read the process's CPU time from
+   * /proc as they arrive (undefined: not a mark): the CPU of a phase of a
+   * run, measured from outside. The logger flushes at the next turn of its
+   * event loop, so a mark trails its event by well under a millisecond of
+   * the process's own work; /proc counts in 10 ms ticks.
+   */
+  readonly cpuMarks?: (line: string) => string | undefined;
+}
+
+/** user + system CPU (all threads) of a live process in ms, from /proc/<pid>/stat (10 ms clock ticks); NaN when not readable. */
+export function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The measured node process: `/usr/bin/time`'s only child when time wraps it. */
+function nodePid(spawned: number): number {
+  if (!hasGnuTime) return spawned;
+  try {
+    const child = Number(readFileSync(`/proc/${spawned}/task/${spawned}/children`, 'utf8').trim().split(' ')[0]);
+    return Number.isFinite(child) && child > 0 ? child : spawned;
+  } catch {
+    return spawned;
+  }
 }
 
 /** Peak RSS (VmHWM) of a live process from /proc, in bytes; 0 when not readable. */
@@ -69,7 +101,18 @@ export async function spawnTimed(script: string, args: readonly string[], opts: 
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const marks: Record<string, { cpuMs: number; atMs: number }> = {};
+    let partial = '';
+    child.stderr.on('data', (b: Buffer) => {
+      err.push(b);
+      if (!opts.cpuMarks) return;
+      const lines = (partial + b.toString('utf8')).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        const mark = opts.cpuMarks(line);
+        if (mark !== undefined && !(mark in marks)) marks[mark] = { cpuMs: procCpuMs(nodePid(child.pid!)), atMs: performance.now() - t0 };
+      }
+    });
     let timedOut = false;
     let polledRss = 0;
     const poll = hasGnuTime ? undefined : setInterval(() => (polledRss = Math.max(polledRss, vmHwm(child.pid!))), 20);
@@ -98,7 +141,7 @@ export async function spawnTimed(script: string, args: readonly string[], opts: 
       if (kb !== undefined && Number.isFinite(kb)) maxRss = kb * 1024;
       if (user !== undefined && sys !== undefined && Number.isFinite(user + sys)) cpuMs = (user + sys) * 1000;
     }
-    return { code, wallMs, maxRss, cpuMs, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), spawnedAt, timedOut };
+    return { code, wallMs, maxRss, cpuMs, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), spawnedAt, timedOut, marks };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -124,7 +124,7 @@ export function writeRecording(rec: RecordedRun, file: string): void {
   writeFileSync(file, JSON.stringify(rec));
 }
 
-export { replayDuckdb, replayPostgres, scheduleDag } from '../floor/replay-floor.mjs';
+export { replayDuckdb, replayPostgres, scheduleDag, type ReplayTimes } from '../floor/replay-floor.mjs';
 
 /** The same recording with every statement's text passed through `edit` (e.g. a different sleep literal). */
 export function mapRecording(rec: RecordedRun, edit: (sql: string) => string): RecordedRun {

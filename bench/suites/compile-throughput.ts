@@ -12,8 +12,11 @@
  *   the best of 3 edits. The same without a journal (every file stat'ed) is
  *   shown beside it.
  * Baseline (the floor for our work): a plain script that reads the same
- * files and renders each template once with stock nunjucks
- * (floor/render-floor.mjs), spawned the same way.
+ * files and renders each template once with the template engine we ship,
+ * the macro files compiled once (floor/render-floor.mjs), spawned the same
+ * way; the same loop on stock nunjucks is shown beside it. Targets at
+ * 10,000 models: cold ≤ 1.0× the floor's wall, peak RSS ≤ 1.3× the
+ * floor's, warm ≤ 0.3 s. Then dbt-style projects (dbt-projects.ts).
  */
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -21,12 +24,15 @@ import { fileURLToPath } from 'node:url';
 import { prepareBuild } from '../../engine/build-plan/prepare.js';
 import { changeJournal, type ChangeJournal } from '../../engine/files/change-journal.js';
 import { folderOf, generateProject, modelName } from '../generate-project.js';
-import { best, int, mb, ms, rate, type Row } from '../lib/report.js';
+import { best, int, mb, minMedian, ms, rate, targetOf, type Row } from '../lib/report.js';
 import { runCli, runScript, type TimedRun } from '../lib/spawn-timed.js';
 import type { SuiteContext } from '../lib/suite-context.js';
+import { dbtStyleRows } from './dbt-projects.js';
 
 const FLOOR = fileURLToPath(new URL('../floor/render-floor.mjs', import.meta.url));
-export const COMPILE_TARGET_MS = 1500;
+/** Cold compile ÷ the floor's wall, and peak RSS ÷ the floor's, at 10,000 models. */
+export const COLD_TARGET = 1.0;
+export const RSS_TARGET = 1.3;
 export const WARM_TARGET_MS = 300;
 export const CHANGED_TARGET_MS = 50;
 const TARGET_MODELS = 10_000;
@@ -46,10 +52,12 @@ export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
     generateProject(dir, models);
     const env = { ...ctx.cliEnv, BENCH: ctx.db.url };
     const reps = ctx.quick ? 1 : models >= 10_000 ? 2 : 3;
-    ctx.progress(`compile: ${int(models)} models, floor ×${reps}`);
-    const floorRuns = await repeat(reps, () => runScript(FLOOR, [dir, JSON.stringify({ limit_n: 100 })], { env }, 'render-floor.mjs'));
+    ctx.progress(`compile: ${int(models)} models, floor ×${reps} (our engine), stock nunjucks ×1`);
+    const floorRuns = await repeat(reps, () => runScript(FLOOR, [dir, JSON.stringify({ limit_n: 100 }), 'ours'], { env }, 'render-floor.mjs'));
     const floor = best(floorRuns, (r) => r.wallMs);
     const floorLoop = (JSON.parse(floor.stdout) as { loopMs: number }).loopMs;
+    const stock = await runScript(FLOOR, [dir, JSON.stringify({ limit_n: 100 }), 'stock'], { env }, 'render-floor.mjs');
+    const floorText = `floor ${minMedian(floorRuns.map((r) => r.wallMs))} · ${mb(floor.maxRss)} (stock nunjucks ${ms(stock.wallMs)} · ${mb(stock.maxRss)})`;
     const cacheDir = join(dir, '.service');
     for (const variant of ['list', 'compile', 'warm'] as const) {
       const command = variant === 'list' ? 'list' : 'compile';
@@ -60,36 +68,48 @@ export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
         return runCli(['build', command, dir], { env });
       });
       const ours = best(runs, (r) => r.wallMs);
-      const limit = variant === 'warm' ? WARM_TARGET_MS : COMPILE_TARGET_MS;
       const isTarget = variant !== 'list' && models === TARGET_MODELS;
+      const r = ours.wallMs / floor.wallMs;
+      const target =
+        variant === 'warm'
+          ? targetOf(`≤ ${ms(WARM_TARGET_MS)}`, ours.wallMs, WARM_TARGET_MS, false, (o) => `+${ms(o)} over`)
+          : targetOf(`≤ ${COLD_TARGET.toFixed(2)}× floor`, r, COLD_TARGET, false, () => `${r.toFixed(2)}×, ${ms(ours.wallMs - floor.wallMs)} over`);
+      const data = {
+        models,
+        wallMs: ours.wallMs,
+        cpuMs: ours.cpuMs,
+        allWallMs: runs.map((x) => x.wallMs),
+        maxRssBytes: ours.maxRss,
+        modelsPerSecond: (models * 1000) / ours.wallMs,
+        floorWallMs: floor.wallMs,
+        floorAllWallMs: floorRuns.map((x) => x.wallMs),
+        floorLoopMs: floorLoop,
+        floorMaxRssBytes: floor.maxRss,
+        stockNunjucksFloorWallMs: stock.wallMs,
+        stockNunjucksFloorMaxRssBytes: stock.maxRss,
+        stdoutBytes: ours.stdout.length,
+      };
       rows.push({
         id: variant === 'warm' ? `compile.${models}.warm` : `compile.${models}.${command}`,
-        label: `1. ${variant === 'warm' ? 'compile (warm cache)' : variant === 'compile' ? 'compile (cold)' : 'list'} ${int(models)} models`,
-        ours: `${ms(ours.wallMs)} (CPU ${ms(ours.cpuMs)}) · ${rate((models * 1000) / ours.wallMs, 'models')} · ${mb(ours.maxRss)}`,
-        baseline: `floor ${ms(floor.wallMs)} · ${mb(floor.maxRss)}`,
-        ratio: ours.wallMs / floor.wallMs,
-        ...(isTarget
-          ? {
-              target: {
-                text: `≤ ${ms(limit)}`,
-                met: ours.wallMs <= limit,
-                ...(ours.wallMs > limit ? { miss: `+${ms(ours.wallMs - limit)} (${(((ours.wallMs - limit) / limit) * 100).toFixed(0)}%)` } : {}),
-              },
-            }
-          : {}),
-        data: {
-          models,
-          wallMs: ours.wallMs,
-          cpuMs: ours.cpuMs,
-          allWallMs: runs.map((r) => r.wallMs),
-          maxRssBytes: ours.maxRss,
-          modelsPerSecond: (models * 1000) / ours.wallMs,
-          floorWallMs: floor.wallMs,
-          floorLoopMs: floorLoop,
-          floorMaxRssBytes: floor.maxRss,
-          stdoutBytes: ours.stdout.length,
-        },
+        label: `3. ${variant === 'warm' ? 'compile (warm cache)' : variant === 'compile' ? 'compile (cold)' : 'list'} ${int(models)} models`,
+        ours: `${minMedian(runs.map((x) => x.wallMs))} (CPU ${ms(ours.cpuMs)}) · ${rate((models * 1000) / ours.wallMs, 'models')} · ${mb(ours.maxRss)}`,
+        baseline: floorText,
+        ratio: r,
+        ...(isTarget ? { target } : {}),
+        data,
       });
+      if (variant === 'compile' && models === TARGET_MODELS) {
+        const rss = ours.maxRss / floor.maxRss;
+        rows.push({
+          id: `compile.${models}.rss`,
+          label: `3. compile (cold) ${int(models)} models, peak RSS`,
+          ours: `${mb(ours.maxRss)} (${runs.map((x) => mb(x.maxRss)).join(', ')})`,
+          baseline: `floor ${mb(floor.maxRss)}`,
+          ratio: rss,
+          target: targetOf(`≤ ${RSS_TARGET.toFixed(2)}× floor`, rss, RSS_TARGET, false, () => `${rss.toFixed(2)}×, ${mb(ours.maxRss - RSS_TARGET * floor.maxRss)} over`),
+          data: { models, maxRssBytes: runs.map((x) => x.maxRss), floorMaxRssBytes: floorRuns.map((x) => x.maxRss) },
+        });
+      }
     }
     rows.push(await changedFileRow(dir, models, floor.wallMs, ctx));
     if (ctx.profileDir && models === sizes[sizes.length - 1]) {
@@ -101,6 +121,7 @@ export async function compileThroughput(ctx: SuiteContext): Promise<Row[]> {
       }
     }
   }
+  rows.push(...(await dbtStyleRows(ctx)));
   return rows;
 }
 
@@ -160,7 +181,7 @@ async function changedFileRow(dir: string, models: number, floorWallMs: number, 
   const isTarget = models === TARGET_MODELS;
   return {
     id: `compile.${models}.changed`,
-    label: `1. one changed file, running process ${int(models)} models`,
+    label: `3. one changed file, running process ${int(models)} models`,
     ours: `${ms(ours.wallMs)} (CPU ${ms(ours.cpuMs)}) · without a change journal ${ms(stat.wallMs)}`,
     baseline: `floor ${ms(floorWallMs)} (whole project)`,
     ratio: ours.wallMs / floorWallMs,
@@ -169,7 +190,7 @@ async function changedFileRow(dir: string, models: number, floorWallMs: number, 
           target: {
             text: `≤ ${ms(CHANGED_TARGET_MS)}`,
             met: ours.wallMs <= CHANGED_TARGET_MS,
-            ...(ours.wallMs > CHANGED_TARGET_MS ? { miss: `+${ms(ours.wallMs - CHANGED_TARGET_MS)} (${(((ours.wallMs - CHANGED_TARGET_MS) / CHANGED_TARGET_MS) * 100).toFixed(0)}%)` } : {}),
+            ...(ours.wallMs > CHANGED_TARGET_MS ? { miss: `+${ms(ours.wallMs - CHANGED_TARGET_MS)} (${(((ours.wallMs - CHANGED_TARGET_MS) / CHANGED_TARGET_MS) * 100).toFixed(0)}%) over` } : {}),
           },
         }
       : {}),

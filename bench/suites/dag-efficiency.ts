@@ -8,8 +8,12 @@
  * Efficiency = the ideal makespan (a zero-overhead list scheduler with 4
  * slots counting only the sleeps: 800, 850 and 900 ms) ÷ our execution
  * phase (first START to the summary line). The replay of our recorded SQL
- * with the same concurrency and no engine is shown beside it: what the
- * database adds to the sleeps (CREATE TABLE AS, the swap, commit).
+ * with the same concurrency and no engine (first node statement to last
+ * answer) is measured in the same run, alternating with ours: what the
+ * database adds to the sleeps (CREATE TABLE AS, the swap, commit). Targets
+ * per shape: ours ÷ the replay's efficiency ≥ 0.98, and ≥ 0.90 of the
+ * ideal where the replay itself reaches 0.90 (else only the first holds).
+ * Verdicts on the medians of the passes.
  *
  * The models name their parents with `-- depends_on: {{ ref(…) }}` lines
  * rather than joining them: the sink's 62-way cross join costs PostgreSQL
@@ -21,12 +25,13 @@ import { join } from 'node:path';
 import { dagShape, type ShapeOptions } from '../../engine/bench/dag-shape.js';
 import { idealMakespan } from '../../engine/bench/ideal-schedule.js';
 import { generateSleepProject } from '../generate-run-projects.js';
-import { median, ms, type Row } from '../lib/report.js';
+import { median, minMedian, ms, type Row } from '../lib/report.js';
 import { runCli, runPhases } from '../lib/spawn-timed.js';
 import { mapRecording, recordRun, replayPostgres } from '../lib/sql-replay.js';
 import type { SuiteContext } from '../lib/suite-context.js';
 
 export const EFFICIENCY_TARGET = 0.9;
+export const VS_REPLAY_TARGET = 0.98;
 const SLEEP_MS = 50;
 const THREADS = 4;
 const NODES = 64;
@@ -54,7 +59,7 @@ export async function dagEfficiency(ctx: SuiteContext): Promise<Row[]> {
     for (let pass = 0; pass < passes; pass++) {
       ctx.progress(`dag efficiency: ${shape.label}, pass ${pass + 1}/${passes}: replay, then ours`);
       await ctx.db.resetSchemas(['dag']);
-      replays.push(await replayPostgres(rec, THREADS));
+      replays.push((await replayPostgres(rec, THREADS)).executeMs);
       await ctx.db.resetSchemas(['dag']);
       const run = await runCli(['build', 'run', dir, '--threads', String(THREADS)], { env, timeoutMs: 30_000 });
       executes.push(runPhases(run).executeMs);
@@ -64,18 +69,25 @@ export async function dagEfficiency(ctx: SuiteContext): Promise<Row[]> {
     const executeMs = median(executes);
     const replayMs = median(replays);
     const efficiency = ideal / executeMs;
+    const replayEfficiency = ideal / replayMs;
+    const vsReplay = efficiency / replayEfficiency;
+    const idealApplies = replayEfficiency >= EFFICIENCY_TARGET;
+    const misses = [
+      ...(vsReplay < VS_REPLAY_TARGET ? [`${vsReplay.toFixed(3)} of the replay's`] : []),
+      ...(idealApplies && efficiency < EFFICIENCY_TARGET ? [`${efficiency.toFixed(3)} of ideal`] : []),
+    ];
     rows.push({
       id: `dag.efficiency.${shape.name}`,
-      label: `3. efficiency, ${shape.label}, ${NODES} × pg_sleep(0.05), threads ${THREADS}`,
-      ours: `execute ${ms(executeMs)} · efficiency ${efficiency.toFixed(3)} (replay ${(ideal / replayMs).toFixed(3)})`,
-      baseline: `ideal ${ms(ideal)} · replay ${ms(replayMs)}`,
-      ratio: executeMs / ideal,
+      label: `2. DAG efficiency, ${shape.label}, ${NODES} × pg_sleep(0.05), threads ${THREADS}`,
+      ours: `execute ${minMedian(executes)} · efficiency ${efficiency.toFixed(3)} · ${vsReplay.toFixed(3)} of the replay's`,
+      baseline: `replay ${minMedian(replays)} (efficiency ${replayEfficiency.toFixed(3)}) · ideal ${ms(ideal)}`,
+      ratio: executeMs / replayMs,
       target: {
-        text: `efficiency ≥ ${EFFICIENCY_TARGET.toFixed(2)}`,
-        met: ctx.quick ? null : efficiency >= EFFICIENCY_TARGET,
-        ...(!ctx.quick && efficiency < EFFICIENCY_TARGET ? { miss: `${(EFFICIENCY_TARGET - efficiency).toFixed(3)} (${ms(executeMs - ideal / EFFICIENCY_TARGET)})` } : {}),
+        text: `≥ ${VS_REPLAY_TARGET} of replay${idealApplies ? `, ≥ ${EFFICIENCY_TARGET.toFixed(2)} of ideal` : ` (replay < ${EFFICIENCY_TARGET.toFixed(2)}: ideal not applied)`}`,
+        met: ctx.quick ? null : misses.length === 0,
+        ...(!ctx.quick && misses.length > 0 ? { miss: misses.join(', ') } : {}),
       },
-      data: { nodes: NODES, threads: THREADS, sleepMs: SLEEP_MS, idealMs: ideal, executeMs, executes, replayMs, replays, efficiency },
+      data: { nodes: NODES, threads: THREADS, sleepMs: SLEEP_MS, idealMs: ideal, executeMs, executes, replayMs, replays, efficiency, replayEfficiency, vsReplay },
     });
   }
   return rows;

@@ -142,7 +142,7 @@ async function selectorRows(ctx: SuiteContext): Promise<Row[]> {
     const m = await pair(ctx, c.item, () => selectNodes({ ...graph }, [c.item], []), c.baseline);
     rows.push({
       id: `micro.select.${c.item.replace(/[^a-z0-9]+/gi, '_')}`,
-      label: `5. select \`${c.item}\` on ${int(n)} nodes (${int(picked)} picked)`,
+      label: `micro: select \`${c.item}\` on ${int(n)} nodes (${int(picked)} picked)`,
       ours: `${ms(m.ours.mean)} per selection`,
       baseline: `plain ${ms(m.baseline.mean)}`,
       ratio: m.ours.mean / m.baseline.mean,
@@ -227,7 +227,7 @@ async function readyQueueRows(ctx: SuiteContext): Promise<Row[]> {
     const base = (transitions * 1000) / m.baseline.mean;
     rows.push({
       id: `micro.ready.${n}`,
-      label: `5. ready-queue transitions, ${int(n)}-node run (supervisor)`,
+      label: `micro: ready-queue transitions, ${int(n)}-node run (supervisor)`,
       ours: `${rate(ours, 'transitions')} (${ms(m.ours.mean / transitions)} each)`,
       baseline: `plain queue ${rate(base, 'transitions')}`,
       ratio: m.ours.mean / m.baseline.mean,
@@ -243,7 +243,7 @@ async function readyQueueRows(ctx: SuiteContext): Promise<Row[]> {
   const m = await pair(ctx, 'actor', actor, plain, 16);
   rows.push({
     id: 'micro.actor.1000',
-    label: `5. in-process runtime (RunActor), ${int(n)} no-op tasks`,
+    label: `micro: in-process runtime (RunActor), ${int(n)} no-op tasks`,
     ours: `${ms(m.ours.mean / n)} per node (${ms(m.ours.mean)} per run)`,
     baseline: `promise scheduler ${ms(m.baseline.mean / n)} per node`,
     ratio: m.ours.mean / m.baseline.mean,

@@ -110,7 +110,7 @@ export async function uiRender(ctx: SuiteContext): Promise<Row[]> {
     };
   };
   return [
-    row('ui.executions-first-page', `6. GET /ui/executions (50 of ${int(executions)} executions), ${CLIENTS} clients`, phases.first),
-    row('ui.executions-middle-page', `6. GET /ui/executions?after=… (page in the middle), ${CLIENTS} clients`, phases.middle),
+    row('ui.executions-first-page', `web console: GET /ui/executions (50 of ${int(executions)} executions), ${CLIENTS} clients`, phases.first),
+    row('ui.executions-middle-page', `web console: GET /ui/executions?after=… (page in the middle), ${CLIENTS} clients`, phases.middle),
   ];
 }

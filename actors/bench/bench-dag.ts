@@ -15,15 +15,15 @@
  */
 import { availableParallelism } from 'node:os';
 import { Bench } from 'tinybench';
-import { dagShape, type ShapeOptions } from '../engine/bench/dag-shape.js';
-import { criticalPath, idealMakespan } from '../engine/bench/ideal-schedule.js';
-import { formatTaskKind, type BenchTaskKind } from '../engine/bench/task-kind.js';
-import type { Connection } from '../engine/connections/connection.js';
-import { EngineError } from '../engine/errors.js';
-import type { RunNodeInput } from './run-protocol.js';
-import { RunActor } from './run-actor.js';
-import type { BenchTask, BenchTaskResult } from './pool-tasks/bench-task.js';
-import { TaskPool } from './pool.js';
+import { dagShape, type ShapeOptions } from '../../engine/bench/dag-shape.js';
+import { criticalPath, idealMakespan } from '../../engine/bench/ideal-schedule.js';
+import { formatTaskKind, type BenchTaskKind } from '../../engine/bench/task-kind.js';
+import type { Connection } from '../../engine/connections/connection.js';
+import { EngineError } from '../../engine/errors.js';
+import type { RunNodeInput } from '../run-protocol.js';
+import { RunActor } from '../run-actor.js';
+import type { BenchTask, BenchTaskResult } from './bench-task.js';
+import { TaskPool } from '../pool.js';
 
 export interface BenchDagOptions extends ShapeOptions {
   readonly task: BenchTaskKind;

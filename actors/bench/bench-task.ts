@@ -9,8 +9,8 @@ import { threadId } from 'node:worker_threads';
 import type { BenchTaskKind } from '../../engine/bench/task-kind.js';
 import type { Connection } from '../../engine/connections/connection.js';
 import { EngineError } from '../../engine/errors.js';
-import type { TaskHandler } from './task-handler.js';
-import { withCancellableSession } from './worker-targets.js';
+import type { TaskHandler } from '../pool-tasks/task-handler.js';
+import { withCancellableSession } from '../pool-tasks/worker-targets.js';
 
 export interface BenchTask {
   readonly type: 'bench.task';
