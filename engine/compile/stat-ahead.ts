@@ -31,6 +31,9 @@ export class StatAhead {
   #values: Float64Array | undefined;
   #stalled = false;
 
+  /** `stallMs`: how long to wait for each answer (a test on a loaded machine waits longer than a compile should). */
+  constructor(private readonly stallMs = STALL_MS) {}
+
   /** The files to stat, in the order they will most likely be asked for. */
   stat(paths: readonly string[]): void {
     this.#at = new Map(paths.map((p, i) => [p, i]));
@@ -44,7 +47,7 @@ export class StatAhead {
     if (i === undefined || this.#stalled) return undefined;
     const v = this.#values!;
     while (this.#done <= i) {
-      const r = this.#thread.receive<StatBatch>(STALL_MS);
+      const r = this.#thread.receive<StatBatch>(this.stallMs);
       if (r.kind !== 'answer') {
         this.#stalled = true;
         this.stop();
