@@ -17,15 +17,35 @@ type Fn = (...args: unknown[]) => unknown;
 
 const SCOPE_CAPTURE = '{%- do __dbt_scope_capture() -%}';
 
+/**
+ * A package's macros, defined once per project (per thread) and shared by
+ * every render: defining them is running the package's whole prefix —
+ * hundreds of macro objects for `dbt` and `dbt_utils` — which per render
+ * was a third of a dbt_utils project's compile, most of it garbage
+ * collection. The scope's context reads its own macros first, then the
+ * project's macros and the context of the render calling it (`current`,
+ * set by each call through a namespace and restored after it), so a
+ * package macro still sees the calling model's `this`, `config`, `ref`.
+ */
+interface SharedScope {
+  readonly lookup: Lookup;
+  current: MacroScopes;
+}
+const shared = new WeakMap<MacroSet, Map<string, SharedScope>>();
+
 export class MacroScopes implements MacroLookup {
-  private readonly scopes = new Map<string, Lookup>();
 
   constructor(
     private readonly engine: TemplateEngine,
     readonly macros: MacroSet,
-    private readonly ctx: Record<string, unknown>,
+    readonly context: Record<string, unknown>,
     private readonly root: () => Lookup | undefined,
   ) {}
+
+  /** The calling render's own context (where the project's macros are defined). */
+  rootLookup(): Lookup | undefined {
+    return this.root();
+  }
 
   /** The macro `name` defined by namespace `ns` (the project's name, a package's, or 'dbt'); undefined when it defines none. */
   find(ns: string, name: string): Fn | undefined {
@@ -35,8 +55,29 @@ export class MacroScopes implements MacroLookup {
       return typeof m === 'function' ? (m as Fn) : undefined;
     }
     if (!this.macros.namespaces.get(ns)?.includes(name)) return undefined;
-    const m = this.scope(ns).lookup(name);
+    const s = this.scope(ns);
+    s.current = this;
+    const m = s.lookup.lookup(name);
     return typeof m === 'function' ? (m as Fn) : undefined;
+  }
+
+  /** Calls `ns.name` with this render as the scope's context, restoring the previous one after (a nested render's call). */
+  call(ns: string, name: string, args: unknown[]): unknown {
+    const prev = ns === this.macros.projectName ? undefined : this.sharedScopes().get(ns)?.current;
+    const m = this.find(ns, name);
+    if (m === undefined) throw new EngineError('compile', `macro '${ns}.${name}' is not defined`);
+    try {
+      return m(...args);
+    } finally {
+      const s = prev === undefined ? undefined : this.sharedScopes().get(ns);
+      if (s !== undefined && prev !== undefined) s.current = prev;
+    }
+  }
+
+  private sharedScopes(): Map<string, SharedScope> {
+    let byNs = shared.get(this.macros);
+    if (byNs === undefined) shared.set(this.macros, (byNs = new Map()));
+    return byNs;
   }
 
   /** Any definition of `name`: the project's, then the packages' (in load order), then dbt's. */
@@ -51,18 +92,14 @@ export class MacroScopes implements MacroLookup {
     return this.find(BUILTIN_NS, name);
   }
 
-  private scope(ns: string): Lookup {
-    let s = this.scopes.get(ns);
+  private scope(ns: string): SharedScope {
+    const byNs = this.sharedScopes();
+    const s = byNs.get(ns);
     if (s !== undefined) return s;
     const text = this.macros.scopeText.get(ns) ?? '';
-    const captured: { context?: Lookup } = {};
-    // The project's macros are global in dbt: a package's macro may call them by name.
-    const project: Record<string, Fn> = {};
-    for (const n of this.macros.projectMacros) project[n] = (...a: unknown[]) => (this.root()?.lookup(n) as Fn)(...a);
+    const captured: { context?: Lookup & { ctx: Record<string, unknown> } } = {};
     const ctx = {
-      ...this.ctx,
-      ...project,
-      __dbt_scope_capture: function (this: Lookup) {
+      __dbt_scope_capture: function (this: Lookup & { ctx: Record<string, unknown> }) {
         captured.context = this;
         return '';
       },
@@ -73,9 +110,11 @@ export class MacroScopes implements MacroLookup {
     } catch (err) {
       throw new EngineError('compile', `macros of package '${ns}' could not be loaded`, err);
     }
-    s = captured.context ?? { lookup: () => undefined };
-    this.scopes.set(ns, s);
-    return s;
+    const context = captured.context;
+    const entry: SharedScope = { lookup: context ?? { lookup: () => undefined }, current: this };
+    if (context !== undefined) context.ctx = forwardingContext(context.ctx, entry);
+    byNs.set(ns, entry);
+    return entry;
   }
 }
 
@@ -131,7 +170,23 @@ function namespaceObject(scopes: MacroScopes, ns: string): Record<string, Fn> {
 }
 
 function call(scopes: MacroScopes, ns: string, name: string, args: unknown[]): unknown {
-  const m = scopes.find(ns, name);
-  if (m === undefined) throw new EngineError('compile', `macro '${ns}.${name}' is not defined`);
-  return m(...args);
+  return scopes.call(ns, name, args);
+}
+
+const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+
+/**
+ * A shared scope's context: its own macros, then the project's macros (global in dbt: a package's
+ * macro may call them by name), then the calling render's context.
+ */
+function forwardingContext(defined: Record<string, unknown>, entry: SharedScope): Record<string, unknown> {
+  const projectMacro = (k: string): Fn | undefined => {
+    const cur = entry.current;
+    if (!cur.macros.projectMacros.has(k)) return undefined;
+    return (...a: unknown[]) => (cur.rootLookup()?.lookup(k) as Fn)(...a);
+  };
+  return new Proxy(defined, {
+    get: (t, k) => (typeof k !== 'string' || own(t, k) ? t[k as string] : (projectMacro(k) ?? entry.current.context[k])),
+    has: (t, k) => typeof k === 'string' && (own(t, k) || entry.current.macros.projectMacros.has(k) || k in entry.current.context),
+  });
 }
