@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { lockDataDir } from '../engine/state/daemon-lock.js';
 import { tempDir } from './helpers/build-cli.js';
-import { activeQueries, BIN, daemonFixture, projectClient, startDaemonChild, until } from './helpers/daemon-child.js';
+import { activeQueries, BIN, daemonFixture, projectClient, startDaemonChild, until, type DaemonChild } from './helpers/daemon-child.js';
 import { createTempDatabase, requirePg, type TempDatabase } from './helpers/pg.js';
 
 function runSecond(dataDir: string, extra: string[] = []): Promise<{ code: number | null; err: string }> {
@@ -127,20 +127,31 @@ test('PostgreSQL state store shared by two daemons: starting the second does not
     const { writeFileSync, mkdirSync } = await import('node:fs');
     mkdirSync(join(dirA, 'projects', projectId), { recursive: true });
     writeFileSync(join(dirA, 'projects', projectId, 'env.yaml'), `connections:\n  WAREHOUSE:\n    url: ${warehouse.url}\n`);
-    const a = await startDaemonChild(dirA, ['--state', state.url]);
-    const api = projectClient(a.url, token);
-    const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(3);\n' } });
-    const exec = (await api.post('/project/job/run', { job_id: saved.default_job_id })).exec_id as string;
-    await until(async () => ((await activeQueries(warehouse.name, 'pg_sleep(3)')) > 0 ? true : undefined), 'the slow query to start');
-    const b = await startDaemonChild(dirB, ['--state', state.url]);
-    assert.equal((await api.exec(exec)).status, 'running');
-    const done = await until(async () => {
-      const e = await api.exec(exec);
-      return e.status === 'running' ? undefined : e;
-    }, 'the slow execution to finish');
-    assert.equal(done.status, 'success', JSON.stringify(done));
-    for (const d of [a, b]) d.child.kill('SIGTERM');
-    assert.deepEqual(await Promise.all([a.exited, b.exited]), [0, 0]);
+    const started: DaemonChild[] = [];
+    try {
+      const a = await startDaemonChild(dirA, ['--state', state.url]);
+      started.push(a);
+      const api = projectClient(a.url, token);
+      // Long enough that the second daemon is up (and has run its start-up recovery) while it still runs,
+      // even when start-up takes seconds on a loaded machine.
+      const saved = await api.post('/project/file/save', { file: { name: 'slow.sql', body: '-- connection: WAREHOUSE\nselect 1 as x from pg_sleep(8);\n' } });
+      const exec = (await api.post('/project/job/run', { job_id: saved.default_job_id })).exec_id as string;
+      await until(async () => ((await activeQueries(warehouse.name, 'pg_sleep(8)')) > 0 ? true : undefined), 'the slow query to start');
+      const b = await startDaemonChild(dirB, ['--state', state.url]);
+      started.push(b);
+      assert.equal((await api.exec(exec)).status, 'running');
+      const done = await until(async () => {
+        const e = await api.exec(exec);
+        return e.status === 'running' ? undefined : e;
+      }, 'the slow execution to finish');
+      assert.equal(done.status, 'success', JSON.stringify(done));
+      for (const d of [a, b]) d.child.kill('SIGTERM');
+      assert.deepEqual(await Promise.all([a.exited, b.exited]), [0, 0]);
+    } finally {
+      // A failed assertion must not leave daemons running (the file would wait for them until its timeout).
+      for (const d of started) if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill('SIGKILL');
+      await Promise.all(started.map((d) => d.exited));
+    }
   } finally {
     await warehouse.drop();
     await state.drop();
