@@ -63,7 +63,15 @@ export async function dbtStyleRows(ctx: SuiteContext): Promise<Row[]> {
       data: { models, flavour, wallMs: runs.map((r) => r.wallMs), cpuMs: runs.map((r) => r.cpuMs), maxRssBytes: runs.map((r) => r.maxRss), floorWallMs: floors.map((r) => r.wallMs), floorMaxRssBytes: floors.map((r) => r.maxRss) },
     });
   }
-  rows.push(await dbtUtilsRow(ctx));
+  try {
+    rows.push(await dbtUtilsRow(ctx));
+  } catch (err) {
+    // Another build under BENCH_CLI (an A/B against an older build) may not load dbt_utils at all:
+    // say so in the row and keep the suite's other figures.
+    if (process.env.BENCH_CLI === undefined) throw err;
+    const why = String((err as Error).message).split('\n').find((l) => l.startsWith('fatal:')) ?? 'failed';
+    rows.push({ id: 'compile.dbt-utils', label: `3. compile (cold) a dbt project of ${int(UTILS_MODELS)} models using dbt_utils macros`, ours: `failed under BENCH_CLI: ${why.slice(0, 160)}`, baseline: '', ratio: null, data: { failed: why } });
+  }
   return rows;
 }
 
