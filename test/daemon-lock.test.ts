@@ -39,6 +39,16 @@ async function servingASlowRun(db: TempDatabase) {
   return { dataDir, token, first, api, exec };
 }
 
+/** The execution is still running (nobody interrupted it), and then ends in success. */
+async function runsOnToSuccess(api: ReturnType<typeof projectClient>, exec: string): Promise<void> {
+  assert.equal((await api.exec(exec)).status, 'running', "another daemon's start must not touch the running execution");
+  const done = await until(async () => {
+    const e = await api.exec(exec);
+    return e.status === 'running' ? undefined : e;
+  }, 'the slow execution to finish');
+  assert.equal(done.status, 'success', JSON.stringify(done));
+}
+
 test('a second daemon on a served data directory exits 1 and leaves the running execution alone', async (t) => {
   if (!(await requirePg(t))) return;
   const db = await createTempDatabase('svc_lock');
@@ -49,12 +59,7 @@ test('a second daemon on a served data directory exits 1 and leaves the running 
     assert.equal(second.code, 1, second.err);
     assert.equal(second.err, `fatal: data directory ${dataDir} is in use by another daemon (pid ${first.child.pid})\n`);
 
-    assert.equal((await api.exec(exec)).status, 'running', 'the second daemon must not touch the first one\'s execution');
-    const done = await until(async () => {
-      const e = await api.exec(exec);
-      return e.status === 'running' ? undefined : e;
-    }, 'the slow execution to finish');
-    assert.equal(done.status, 'success', JSON.stringify(done));
+    await runsOnToSuccess(api, exec);
 
     // kill -9 leaves no live holder: the next start takes the lock over and recovers.
     first.child.kill('SIGKILL');
@@ -82,12 +87,7 @@ test('a daemon on another data directory naming a served directory\'s state file
     assert.equal(second.err, `fatal: state file ${state} is in use by another daemon (pid ${first.child.pid})\n`);
     assert.ok(!existsSync(join(other, 'daemon.pid')), 'the refused daemon wrote nothing in its directory');
 
-    assert.equal((await api.exec(exec)).status, 'running', 'the second daemon must not touch the first one\'s execution');
-    const done = await until(async () => {
-      const e = await api.exec(exec);
-      return e.status === 'running' ? undefined : e;
-    }, 'the slow execution to finish');
-    assert.equal(done.status, 'success', JSON.stringify(done));
+    await runsOnToSuccess(api, exec);
     first.child.kill('SIGTERM');
     assert.equal(await first.exited, 0);
   } finally {
@@ -139,12 +139,7 @@ test('PostgreSQL state store shared by two daemons: starting the second does not
       await until(async () => ((await activeQueries(warehouse.name, 'pg_sleep(8)')) > 0 ? true : undefined), 'the slow query to start');
       const b = await startDaemonChild(dirB, ['--state', state.url]);
       started.push(b);
-      assert.equal((await api.exec(exec)).status, 'running');
-      const done = await until(async () => {
-        const e = await api.exec(exec);
-        return e.status === 'running' ? undefined : e;
-      }, 'the slow execution to finish');
-      assert.equal(done.status, 'success', JSON.stringify(done));
+      await runsOnToSuccess(api, exec);
       for (const d of [a, b]) d.child.kill('SIGTERM');
       assert.deepEqual(await Promise.all([a.exited, b.exited]), [0, 0]);
     } finally {

@@ -39,13 +39,9 @@ export class MacroScopes implements MacroLookup {
     private readonly engine: TemplateEngine,
     readonly macros: MacroSet,
     readonly context: Record<string, unknown>,
-    private readonly root: () => Lookup | undefined,
+    /** The calling render's own context (where the project's macros are defined). */
+    readonly root: () => Lookup | undefined,
   ) {}
-
-  /** The calling render's own context (where the project's macros are defined). */
-  rootLookup(): Lookup | undefined {
-    return this.root();
-  }
 
   /** The macro `name` defined by namespace `ns` (the project's name, a package's, or 'dbt'); undefined when it defines none. */
   find(ns: string, name: string): Fn | undefined {
@@ -63,14 +59,14 @@ export class MacroScopes implements MacroLookup {
 
   /** Calls `ns.name` with this render as the scope's context, restoring the previous one after (a nested render's call). */
   call(ns: string, name: string, args: unknown[]): unknown {
-    const prev = ns === this.macros.projectName ? undefined : this.sharedScopes().get(ns)?.current;
+    const scope = ns === this.macros.projectName ? undefined : this.sharedScopes().get(ns);
+    const prev = scope?.current;
     const m = this.find(ns, name);
     if (m === undefined) throw new EngineError('compile', `macro '${ns}.${name}' is not defined`);
     try {
       return m(...args);
     } finally {
-      const s = prev === undefined ? undefined : this.sharedScopes().get(ns);
-      if (s !== undefined && prev !== undefined) s.current = prev;
+      if (scope !== undefined && prev !== undefined) scope.current = prev;
     }
   }
 
@@ -129,7 +125,7 @@ export function scopeEntries(scopes: MacroScopes): Record<string, unknown> {
   for (const ns of scopes.macros.namespaces.keys()) out[ns] = namespaceObject(scopes, ns);
   // The project's own name is a namespace too (`my_project.my_macro()`).
   if (scopes.macros.projectName !== '' && !scopes.macros.namespaces.has(scopes.macros.projectName)) out[scopes.macros.projectName] = namespaceObject(scopes, scopes.macros.projectName);
-  for (const n of bareBuiltins(scopes.macros)) out[n] = (...a: unknown[]) => call(scopes, BUILTIN_NS, n, a);
+  for (const n of bareBuiltins(scopes.macros)) out[n] = (...a: unknown[]) => scopes.call(BUILTIN_NS, n, a);
   return out;
 }
 
@@ -162,15 +158,11 @@ const nameSet = (names: readonly string[]): ReadonlySet<string> => {
 function namespaceObject(scopes: MacroScopes, ns: string): Record<string, Fn> {
   const names = ns === scopes.macros.projectName ? scopes.macros.projectMacros : nameSet(scopes.macros.namespaces.get(ns) ?? []);
   return new Proxy({} as Record<string, Fn>, {
-    get: (_t, name) => (typeof name === 'string' && names.has(name) ? (...a: unknown[]) => call(scopes, ns, name, a) : undefined),
+    get: (_t, name) => (typeof name === 'string' && names.has(name) ? (...a: unknown[]) => scopes.call(ns, name, a) : undefined),
     has: (_t, name) => typeof name === 'string' && names.has(name),
     ownKeys: () => [...names],
-    getOwnPropertyDescriptor: (_t, name) => (typeof name === 'string' && names.has(name) ? { configurable: true, enumerable: true, value: (...a: unknown[]) => call(scopes, ns, name, a) } : undefined),
+    getOwnPropertyDescriptor: (_t, name) => (typeof name === 'string' && names.has(name) ? { configurable: true, enumerable: true, value: (...a: unknown[]) => scopes.call(ns, name, a) } : undefined),
   });
-}
-
-function call(scopes: MacroScopes, ns: string, name: string, args: unknown[]): unknown {
-  return scopes.call(ns, name, args);
 }
 
 const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
@@ -183,7 +175,7 @@ function forwardingContext(defined: Record<string, unknown>, entry: SharedScope)
   const projectMacro = (k: string): Fn | undefined => {
     const cur = entry.current;
     if (!cur.macros.projectMacros.has(k)) return undefined;
-    return (...a: unknown[]) => (cur.rootLookup()?.lookup(k) as Fn)(...a);
+    return (...a: unknown[]) => (cur.root()?.lookup(k) as Fn)(...a);
   };
   return new Proxy(defined, {
     get: (t, k) => (typeof k !== 'string' || own(t, k) ? t[k as string] : (projectMacro(k) ?? entry.current.context[k])),
